@@ -1,0 +1,17 @@
+#pragma once
+
+#include <memory>
+
+#include "providers/provider.h"
+
+namespace onyx {
+
+std::unique_ptr<ExecutionProvider> CreateCpuProvider();
+
+// One register function per operator family; each lists its operators' files.
+void RegisterCpuMathKernels(KernelRegistry& r);
+void RegisterCpuNnKernels(KernelRegistry& r);
+void RegisterCpuTensorKernels(KernelRegistry& r);
+void RegisterCpuReductionKernels(KernelRegistry& r);
+
+}  // namespace onyx

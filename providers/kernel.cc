@@ -1,0 +1,56 @@
+#include "providers/kernel.h"
+
+namespace onyx {
+
+const Tensor* KernelInfo::ConstantInput(int i) const {
+  if (!HasInput(i)) return nullptr;
+  auto it = graph_.initializers.find(node_.inputs[i]);
+  if (it == graph_.initializers.end()) return nullptr;
+  if (constants_may_be_overridden) {
+    for (const auto& in : graph_.inputs)
+      if (in.name == node_.inputs[i]) return nullptr;
+  }
+  return it->second.get();
+}
+
+const TypeInfo& KernelInfo::InputType(int i) const {
+  static const TypeInfo kUnknown;
+  return i >= 0 && i < static_cast<int>(input_types_.size()) ? input_types_[i] : kUnknown;
+}
+
+void KernelRegistry::Register(KernelDef def) {
+  defs_[{def.domain, def.op_type}].push_back(std::move(def));
+}
+
+size_t KernelRegistry::size() const {
+  size_t n = 0;
+  for (const auto& kv : defs_) n += kv.second.size();
+  return n;
+}
+
+const KernelDef* KernelRegistry::Find(const Node& node, const std::vector<TypeInfo>& input_types,
+                                      std::string* why) const {
+  auto it = defs_.find({node.domain, node.op_type});
+  if (it == defs_.end()) {
+    *why = "no kernel is registered for this operator";
+    return nullptr;
+  }
+  bool version_matched = false;
+  for (const auto& def : it->second) {
+    if (node.since_version < def.since_version || node.since_version > def.end_version) continue;
+    version_matched = true;
+    if (def.types.empty()) return &def;
+    ElemType t = ElemType::kUndefined;
+    if (def.type_input < static_cast<int>(input_types.size()) &&
+        input_types[def.type_input].kind == TypeInfo::Kind::kTensor)
+      t = input_types[def.type_input].elem;
+    if (t == ElemType::kUndefined) return &def;  // decided at run time by the kernel
+    for (ElemType ok : def.types)
+      if (ok == t) return &def;
+    *why = StrCat("no kernel accepts element type ", ElemTypeName(t), " for input ", def.type_input);
+  }
+  if (!version_matched) *why = StrCat("no kernel supports opset ", node.since_version, " of this operator");
+  return nullptr;
+}
+
+}  // namespace onyx

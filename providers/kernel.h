@@ -1,0 +1,120 @@
+// The interface between the session and operator kernels.
+#pragma once
+
+#include <climits>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/framework/status.h"
+#include "core/framework/tensor.h"
+#include "core/framework/thread_pool.h"
+#include "core/graph/graph.h"
+
+namespace onyx {
+
+// What a kernel sees when it is created (once per node, at session load).
+class KernelInfo {
+ public:
+  KernelInfo(const Node& node, const Graph& graph, std::vector<TypeInfo> input_types)
+      : node_(node), graph_(graph), input_types_(std::move(input_types)) {}
+
+  const Node& node() const { return node_; }
+  int opset() const { return node_.since_version; }
+  int InputCount() const { return static_cast<int>(node_.inputs.size()); }
+  bool HasInput(int i) const { return i < InputCount() && !node_.inputs[i].empty(); }
+  // The initializer feeding input `i`, or null when it is not a constant
+  // (for pre-packing weights). Overridable initializers are not constants.
+  const Tensor* ConstantInput(int i) const;
+  // Declared or inferred type of input `i` (kind kUnknown when not known).
+  const TypeInfo& InputType(int i) const;
+
+  int64_t AttrInt(const std::string& k, int64_t d) const { return node_.AttrInt(k, d); }
+  float AttrFloat(const std::string& k, float d) const { return node_.AttrFloat(k, d); }
+  std::string AttrString(const std::string& k, const std::string& d) const { return node_.AttrString(k, d); }
+  std::vector<int64_t> AttrInts(const std::string& k) const { return node_.AttrInts(k); }
+  const Attribute* Attr(const std::string& k) const { return node_.Attr(k); }
+
+  // Graph inputs that are also initializers may be overridden at Run time.
+  bool constants_may_be_overridden = false;
+
+ private:
+  const Node& node_;
+  const Graph& graph_;
+  std::vector<TypeInfo> input_types_;
+};
+
+// What a kernel sees on each run. Not shared between concurrent runs.
+class KernelContext {
+ public:
+  virtual ~KernelContext() = default;
+  virtual int InputCount() const = 0;
+  // Null when the input is omitted (optional) or beyond the count.
+  virtual const Tensor* Input(int i) const = 0;
+  virtual int OutputCount() const = 0;
+  // Allocates output `i`; returns null when that output is omitted by the node.
+  virtual Tensor* Output(int i, const Dims& dims, ElemType type) = 0;
+  virtual ThreadPool* threads() const = 0;
+  virtual bool terminate_requested() const = 0;
+
+  // Input `i`, or an INVALID_ARGUMENT error naming it when it is missing.
+  Status RequiredInput(int i, const Tensor** out) const {
+    *out = Input(i);
+    ONYX_CHECK_ARG(*out != nullptr, "input ", i, " is required but missing");
+    return Status::OK();
+  }
+};
+
+class OpKernel {
+ public:
+  virtual ~OpKernel() = default;
+  // Must be safe to call from many threads at once: keep per-run state local.
+  virtual Status Compute(KernelContext& ctx) const = 0;
+};
+
+using KernelCreateFn = std::function<Status(const KernelInfo&, std::unique_ptr<OpKernel>*)>;
+
+struct KernelDef {
+  std::string op_type;
+  std::string domain;  // "" = ai.onnx
+  int since_version = 1;
+  int end_version = INT_MAX;  // inclusive
+  // Element types accepted on input `type_input`; empty accepts any.
+  std::vector<ElemType> types;
+  int type_input = 0;
+  KernelCreateFn create;
+};
+
+class KernelRegistry {
+ public:
+  void Register(KernelDef def);
+  // The kernel for `node`, or null with `why` saying what did not match.
+  // `type` is the element type of the constrained input (kUndefined if unknown).
+  const KernelDef* Find(const Node& node, const std::vector<TypeInfo>& input_types, std::string* why) const;
+  size_t size() const;
+
+ private:
+  std::map<std::pair<std::string, std::string>, std::vector<KernelDef>> defs_;
+};
+
+// Convenience for the common case of one kernel class built from KernelInfo.
+template <typename K>
+KernelCreateFn MakeKernel() {
+  return [](const KernelInfo& info, std::unique_ptr<OpKernel>* out) -> Status {
+    auto k = std::make_unique<K>();
+    ONYX_RETURN_IF_ERROR(k->Init(info));
+    *out = std::move(k);
+    return Status::OK();
+  };
+}
+
+// Type lists used by registrations.
+inline std::vector<ElemType> FloatTypes() { return {ElemType::kFloat, ElemType::kDouble}; }
+inline std::vector<ElemType> NumericTypes() {
+  return {ElemType::kFloat, ElemType::kDouble, ElemType::kInt32, ElemType::kInt64, ElemType::kInt8,
+          ElemType::kInt16, ElemType::kUint8, ElemType::kUint16, ElemType::kUint32, ElemType::kUint64};
+}
+
+}  // namespace onyx
