@@ -1,0 +1,89 @@
+"""Loads libonyxruntime.so through cffi (ABI mode) and checks C statuses.
+
+The library and the cdef (the public header run through the preprocessor with
+-DONYX_CFFI_CDEF) are staged next to the package by the build, so the binding
+and the library always come from the same build. ONYXRUNTIME_LIBRARY may point
+at another copy of the library (same header version).
+
+cffi releases the GIL around every C call (documented since cffi 0.3), so
+session creation and runs do not block other Python threads.
+"""
+
+import os
+import threading
+
+import cffi
+
+from .onnxruntime_pybind11_state import exception_for_code
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+ffi = cffi.FFI()
+with open(os.path.join(_PKG_DIR, "_onyx_cdef.h"), encoding="utf-8") as _f:
+    ffi.cdef(_f.read())
+
+_lib_path = os.environ.get("ONYXRUNTIME_LIBRARY") or os.path.join(_PKG_DIR, "libonyxruntime.so")
+lib = ffi.dlopen(_lib_path)
+
+_base = lib.OnyxGetApiBase()
+api = _base.GetApi(lib.ONYX_API_VERSION)
+if api == ffi.NULL:
+    _why = _base.GetApiError(lib.ONYX_API_VERSION)
+    raise ImportError(
+        "onyxruntime: %s does not provide API version %d: %s"
+        % (_lib_path, lib.ONYX_API_VERSION, ffi.string(_why).decode("utf-8", "replace") if _why != ffi.NULL else "")
+    )
+
+
+def to_str(cstr):
+    """Decodes a borrowed C string (NULL -> None)."""
+    if cstr == ffi.NULL:
+        return None
+    return ffi.string(cstr).decode("utf-8", "replace")
+
+
+def status_to_exception(status, exc_extra_base=None):
+    """Builds (and releases) the exception for a non-NULL OnyxStatus*."""
+    code = int(api.StatusGetCode(status))
+    message = to_str(api.StatusGetMessage(status)) or ""
+    api.StatusRelease(status)
+    return exception_for_code(code, message, exc_extra_base)
+
+
+def check(status):
+    """Raises the matching onyxruntime exception when `status` is not NULL."""
+    if status != ffi.NULL:
+        raise status_to_exception(status)
+
+
+def new_handle(ctype, create, release):
+    """Calls create(out) for an `ctype*` out pointer; returns the handle with
+    `release` attached as its cffi destructor."""
+    out = ffi.new(ctype + "*")
+    check(create(out))
+    return ffi.gc(out[0], release)
+
+
+_env = None
+_env_lock = threading.Lock()
+
+
+def default_env():
+    """The process-wide environment (created on first use, like onnxruntime's)."""
+    global _env
+    with _env_lock:
+        if _env is None:
+            _env = new_handle(
+                "OnyxEnv", lambda out: api.EnvCreate(lib.ONYX_LOG_WARNING, b"onyxruntime", out), api.EnvRelease
+            )
+        return _env
+
+
+def cstring_array(strings):
+    """(const char*[] cdata, keep-alive list) for a list of Python strings."""
+    keep = [ffi.new("char[]", s.encode("utf-8")) for s in strings]
+    # Never NULL, even when empty: the C side rejects NULL arrays.
+    arr = ffi.new("const char*[]", max(1, len(keep)))
+    for i, c in enumerate(keep):
+        arr[i] = c
+    return arr, keep

@@ -1,0 +1,180 @@
+#include "capi/src/api_table.h"
+#include "capi/src/handles.h"
+#include "providers/provider.h"
+
+namespace onyx {
+namespace capi {
+namespace {
+
+OnyxStatus* SessionOptionsCreate(OnyxSessionOptions** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(out);
+  *out = new OnyxSessionOptions();
+  API_END
+}
+OnyxStatus* SessionOptionsClone(const OnyxSessionOptions* options, OnyxSessionOptions** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  API_CHECK_NOT_NULL(out);
+  *out = new OnyxSessionOptions(*options);
+  API_END
+}
+void SessionOptionsRelease(OnyxSessionOptions* options) { delete options; }
+
+OnyxStatus* SessionOptionsSetIntraOpThreads(OnyxSessionOptions* options, int threads) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  if (threads < 0) return NewStatus(ONYX_INVALID_ARGUMENT, "intra_op_num_threads must be >= 0, got " + std::to_string(threads));
+  options->options.intra_op_threads = threads;
+  API_END
+}
+OnyxStatus* SessionOptionsSetInterOpThreads(OnyxSessionOptions* options, int threads) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  if (threads < 0) return NewStatus(ONYX_INVALID_ARGUMENT, "inter_op_num_threads must be >= 0, got " + std::to_string(threads));
+  options->options.inter_op_threads = threads;
+  API_END
+}
+OnyxStatus* SessionOptionsSetGraphOptimizationLevel(OnyxSessionOptions* options, OnyxGraphOptimizationLevel level) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  if (level != ONYX_DISABLE_ALL && level != ONYX_ENABLE_BASIC && level != ONYX_ENABLE_EXTENDED &&
+      level != ONYX_ENABLE_LAYOUT && level != ONYX_ENABLE_ALL)
+    return NewStatus(ONYX_INVALID_ARGUMENT, "graph optimization level must be 0, 1, 2, 3 or 99, got " + std::to_string(level));
+  options->options.graph_optimization_level = level;
+  API_END
+}
+OnyxStatus* SessionOptionsSetExecutionMode(OnyxSessionOptions* options, OnyxExecutionMode mode) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  if (mode != ONYX_EXECUTION_SEQUENTIAL && mode != ONYX_EXECUTION_PARALLEL)
+    return NewStatus(ONYX_INVALID_ARGUMENT, "execution mode must be 0 (sequential) or 1 (parallel), got " + std::to_string(mode));
+  options->options.execution_mode = mode;
+  API_END
+}
+OnyxStatus* SessionOptionsSetLogSeverity(OnyxSessionOptions* options, int severity) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  if (severity < 0 || severity > 4) return NewStatus(ONYX_INVALID_ARGUMENT, "log severity must be 0..4, got " + std::to_string(severity));
+  options->options.log_severity = severity;
+  API_END
+}
+OnyxStatus* SessionOptionsSetLogId(OnyxSessionOptions* options, const char* log_id) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  API_CHECK_NOT_NULL(log_id);
+  options->options.log_id = log_id;
+  API_END
+}
+OnyxStatus* SessionOptionsAddConfigEntry(OnyxSessionOptions* options, const char* key, const char* value) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  API_CHECK_NOT_NULL(key);
+  API_CHECK_NOT_NULL(value);
+  if (*key == '\0') return NewStatus(ONYX_INVALID_ARGUMENT, "SessionOptionsAddConfigEntry: key must not be empty");
+  options->options.config[key] = value;
+  API_END
+}
+OnyxStatus* SessionOptionsGetConfigEntry(const OnyxSessionOptions* options, const char* key, const char** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  API_CHECK_NOT_NULL(key);
+  API_CHECK_NOT_NULL(out);
+  auto it = options->options.config.find(key);
+  *out = it == options->options.config.end() ? nullptr : it->second.c_str();
+  API_END
+}
+OnyxStatus* SessionOptionsAppendProvider(OnyxSessionOptions* options, const char* provider_name,
+                                         const char* const* keys, const char* const* values, size_t count) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  API_CHECK_NOT_NULL(provider_name);
+  if (count > 0) {
+    API_CHECK_NOT_NULL(keys);
+    API_CHECK_NOT_NULL(values);
+  }
+  std::unique_ptr<ExecutionProvider> probe;
+  API_RETURN_IF_ERROR(CreateProvider(provider_name, &probe));
+  ProviderRequest req;
+  req.name = provider_name;
+  for (size_t i = 0; i < count; ++i) {
+    if (!keys[i] || !values[i])
+      return NewStatus(ONYX_INVALID_ARGUMENT, "SessionOptionsAppendProvider: option " + std::to_string(i) + " of '" +
+                                                 provider_name + "' has a NULL key or value");
+    req.options[keys[i]] = values[i];
+  }
+  for (const auto& existing : options->options.providers)
+    if (existing.name == req.name)
+      return NewStatus(ONYX_INVALID_ARGUMENT, std::string("execution provider '") + provider_name + "' was already appended");
+  options->options.providers.push_back(std::move(req));
+  API_END
+}
+
+OnyxStatus* RunOptionsCreate(OnyxRunOptions** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(out);
+  *out = new OnyxRunOptions();
+  API_END
+}
+void RunOptionsRelease(OnyxRunOptions* options) { delete options; }
+OnyxStatus* RunOptionsSetTag(OnyxRunOptions* options, const char* tag) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  API_CHECK_NOT_NULL(tag);
+  options->options.tag = tag;
+  API_END
+}
+OnyxStatus* RunOptionsGetTag(const OnyxRunOptions* options, const char** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  API_CHECK_NOT_NULL(out);
+  *out = options->options.tag.c_str();
+  API_END
+}
+OnyxStatus* RunOptionsSetLogSeverity(OnyxRunOptions* options, int severity) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  if (severity < 0 || severity > 4) return NewStatus(ONYX_INVALID_ARGUMENT, "log severity must be 0..4, got " + std::to_string(severity));
+  options->options.log_severity = severity;
+  API_END
+}
+OnyxStatus* RunOptionsSetTerminate(OnyxRunOptions* options, int terminate) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  options->options.terminate.store(terminate != 0);
+  API_END
+}
+OnyxStatus* RunOptionsGetTerminate(const OnyxRunOptions* options, int* out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  API_CHECK_NOT_NULL(out);
+  *out = options->options.terminate.load() ? 1 : 0;
+  API_END
+}
+
+}  // namespace
+
+void FillOptionsApi(OnyxApi& a) {
+  a.SessionOptionsCreate = SessionOptionsCreate;
+  a.SessionOptionsClone = SessionOptionsClone;
+  a.SessionOptionsRelease = SessionOptionsRelease;
+  a.SessionOptionsSetIntraOpThreads = SessionOptionsSetIntraOpThreads;
+  a.SessionOptionsSetInterOpThreads = SessionOptionsSetInterOpThreads;
+  a.SessionOptionsSetGraphOptimizationLevel = SessionOptionsSetGraphOptimizationLevel;
+  a.SessionOptionsSetExecutionMode = SessionOptionsSetExecutionMode;
+  a.SessionOptionsSetLogSeverity = SessionOptionsSetLogSeverity;
+  a.SessionOptionsSetLogId = SessionOptionsSetLogId;
+  a.SessionOptionsAddConfigEntry = SessionOptionsAddConfigEntry;
+  a.SessionOptionsGetConfigEntry = SessionOptionsGetConfigEntry;
+  a.SessionOptionsAppendProvider = SessionOptionsAppendProvider;
+  a.RunOptionsCreate = RunOptionsCreate;
+  a.RunOptionsRelease = RunOptionsRelease;
+  a.RunOptionsSetTag = RunOptionsSetTag;
+  a.RunOptionsGetTag = RunOptionsGetTag;
+  a.RunOptionsSetLogSeverity = RunOptionsSetLogSeverity;
+  a.RunOptionsSetTerminate = RunOptionsSetTerminate;
+  a.RunOptionsGetTerminate = RunOptionsGetTerminate;
+}
+
+}  // namespace capi
+}  // namespace onyx

@@ -1,0 +1,186 @@
+#include "capi/src/api_table.h"
+#include "capi/src/handles.h"
+
+namespace onyx {
+namespace capi {
+namespace {
+
+const SessionOptions& OptionsOrDefault(const OnyxSessionOptions* options) {
+  static const SessionOptions kDefaults;
+  return options ? options->options : kDefaults;
+}
+
+OnyxStatus* SessionCreate(const OnyxEnv* env, const char* path, const OnyxSessionOptions* options, OnyxSession** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(env);
+  API_CHECK_NOT_NULL(path);
+  API_CHECK_NOT_NULL(out);
+  auto s = std::make_unique<OnyxSession>();
+  API_RETURN_IF_ERROR(Session::Create(OptionsOrDefault(options), path, &s->session));
+  *out = s.release();
+  API_END
+}
+
+OnyxStatus* SessionCreateFromBytes(const OnyxEnv* env, const void* data, size_t length,
+                                   const OnyxSessionOptions* options, OnyxSession** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(env);
+  API_CHECK_NOT_NULL(data);
+  API_CHECK_NOT_NULL(out);
+  auto s = std::make_unique<OnyxSession>();
+  API_RETURN_IF_ERROR(Session::CreateFromBytes(OptionsOrDefault(options), data, length, &s->session));
+  *out = s.release();
+  API_END
+}
+
+void SessionRelease(OnyxSession* session) { delete session; }
+
+enum class Which { kInput, kOutput, kOverridable };
+
+const std::vector<ValueInfo>& List(const OnyxSession* s, Which w) {
+  switch (w) {
+    case Which::kInput: return s->session->inputs();
+    case Which::kOutput: return s->session->outputs();
+    default: return s->session->overridable_initializers();
+  }
+}
+
+const char* WhichName(Which w) {
+  return w == Which::kInput ? "input" : w == Which::kOutput ? "output" : "overridable initializer";
+}
+
+template <Which W>
+OnyxStatus* GetCount(const OnyxSession* session, size_t* out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(session);
+  API_CHECK_NOT_NULL(out);
+  *out = List(session, W).size();
+  API_END
+}
+
+template <Which W>
+OnyxStatus* GetName(const OnyxSession* session, size_t index, const char** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(session);
+  API_CHECK_NOT_NULL(out);
+  const auto& list = List(session, W);
+  if (index >= list.size())
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat(WhichName(W), " index ", index, " is out of range (the model has ",
+                                                   list.size(), ")"));
+  *out = list[index].name.c_str();
+  API_END
+}
+
+template <Which W>
+OnyxStatus* GetTypeInfo(const OnyxSession* session, size_t index, OnyxTypeInfo** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(session);
+  API_CHECK_NOT_NULL(out);
+  const auto& list = List(session, W);
+  if (index >= list.size())
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat(WhichName(W), " index ", index, " is out of range (the model has ",
+                                                   list.size(), ")"));
+  *out = NewTypeInfo(list[index].type);
+  API_END
+}
+
+OnyxStatus* SessionGetModelMetadata(const OnyxSession* session, OnyxModelMetadata** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(session);
+  API_CHECK_NOT_NULL(out);
+  const Model& m = session->session->model();
+  auto md = std::make_unique<OnyxModelMetadata>();
+  md->producer = m.producer_name;
+  md->graph_name = m.graph->name;
+  md->domain = m.domain;
+  md->description = m.doc_string;
+  md->graph_description = m.graph->doc;
+  md->version = m.model_version;
+  md->custom = m.metadata;
+  *out = md.release();
+  API_END
+}
+
+OnyxStatus* SessionGetProviderCount(const OnyxSession* session, size_t* out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(session);
+  API_CHECK_NOT_NULL(out);
+  *out = session->session->provider_names().size();
+  API_END
+}
+
+OnyxStatus* SessionGetProviderName(const OnyxSession* session, size_t index, const char** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(session);
+  API_CHECK_NOT_NULL(out);
+  const auto& names = session->session->provider_names();
+  if (index >= names.size())
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("provider index ", index, " is out of range (", names.size(), ")"));
+  *out = names[index].c_str();
+  API_END
+}
+
+OnyxStatus* SessionRun(OnyxSession* session, const OnyxRunOptions* run_options, const char* const* input_names,
+                       const OnyxValue* const* inputs, size_t input_count, const char* const* output_names,
+                       size_t output_count, OnyxValue** outputs) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(session);
+  if (input_count > 0) {
+    API_CHECK_NOT_NULL(input_names);
+    API_CHECK_NOT_NULL(inputs);
+  }
+  if (output_count > 0) API_CHECK_NOT_NULL(outputs);
+  std::vector<std::string> in_names;
+  std::vector<const Value*> feeds;
+  for (size_t i = 0; i < input_count; ++i) {
+    if (!input_names[i]) return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("SessionRun: input_names[", i, "] is NULL"));
+    if (!inputs[i]) return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("SessionRun: value for input '", input_names[i], "' is NULL"));
+    in_names.emplace_back(input_names[i]);
+    feeds.push_back(&inputs[i]->value);
+  }
+  std::vector<std::string> out_names;
+  if (output_names) {
+    for (size_t i = 0; i < output_count; ++i) {
+      if (!output_names[i]) return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("SessionRun: output_names[", i, "] is NULL"));
+      out_names.emplace_back(output_names[i]);
+    }
+    if (output_count == 0)
+      return NewStatus(ONYX_INVALID_ARGUMENT, "SessionRun: output_names given but output_count is 0");
+  } else if (output_count != session->session->outputs().size()) {
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("SessionRun: output_names is NULL (all outputs) but output_count is ",
+                                                   output_count, " while the model has ",
+                                                   session->session->outputs().size(), " outputs"));
+  }
+  std::vector<Value> results;
+  API_RETURN_IF_ERROR(session->session->Run(run_options ? &run_options->options : nullptr, in_names, feeds,
+                                            out_names, &results));
+  // Allocate every handle first so a failure leaves the caller's slots untouched.
+  std::vector<std::unique_ptr<OnyxValue>> handles;
+  for (auto& v : results) handles.push_back(std::make_unique<OnyxValue>(OnyxValue{std::move(v)}));
+  for (size_t i = 0; i < handles.size(); ++i) outputs[i] = handles[i].release();
+  API_END
+}
+
+}  // namespace
+
+void FillSessionApi(OnyxApi& a) {
+  a.SessionCreate = SessionCreate;
+  a.SessionCreateFromBytes = SessionCreateFromBytes;
+  a.SessionRelease = SessionRelease;
+  a.SessionGetInputCount = GetCount<Which::kInput>;
+  a.SessionGetOutputCount = GetCount<Which::kOutput>;
+  a.SessionGetOverridableInitializerCount = GetCount<Which::kOverridable>;
+  a.SessionGetInputName = GetName<Which::kInput>;
+  a.SessionGetOutputName = GetName<Which::kOutput>;
+  a.SessionGetOverridableInitializerName = GetName<Which::kOverridable>;
+  a.SessionGetInputTypeInfo = GetTypeInfo<Which::kInput>;
+  a.SessionGetOutputTypeInfo = GetTypeInfo<Which::kOutput>;
+  a.SessionGetOverridableInitializerTypeInfo = GetTypeInfo<Which::kOverridable>;
+  a.SessionGetModelMetadata = SessionGetModelMetadata;
+  a.SessionGetProviderCount = SessionGetProviderCount;
+  a.SessionGetProviderName = SessionGetProviderName;
+  a.SessionRun = SessionRun;
+}
+
+}  // namespace capi
+}  // namespace onyx

@@ -1,0 +1,62 @@
+#include "capi/src/api_table.h"
+#include "capi/src/handles.h"
+
+namespace onyx {
+namespace capi {
+
+namespace {
+// Returned when even the status cannot be allocated; StatusRelease skips it.
+OnyxStatus kOutOfMemory{ONYX_FAIL, "out of memory"};
+}  // namespace
+
+OnyxStatus* NewStatus(OnyxErrorCode code, std::string message) {
+  if (code == ONYX_OK) return nullptr;
+  try {
+    return new OnyxStatus{code, std::move(message)};
+  } catch (...) {
+    return &kOutOfMemory;
+  }
+}
+
+OnyxStatus* ToOnyxStatus(const Status& s) {
+  if (s.ok()) return nullptr;
+  return NewStatus(static_cast<OnyxErrorCode>(s.code()), s.message());
+}
+
+namespace {
+
+OnyxStatus* StatusCreate(OnyxErrorCode code, const char* message) {
+  return NewStatus(code, message ? message : "");
+}
+OnyxErrorCode StatusGetCode(const OnyxStatus* s) { return s ? s->code : ONYX_OK; }
+const char* StatusGetMessage(const OnyxStatus* s) { return s ? s->message.c_str() : ""; }
+void StatusRelease(OnyxStatus* s) {
+  if (s != &kOutOfMemory) delete s;
+}
+
+OnyxStatus* EnvCreate(OnyxLoggingLevel severity, const char* log_id, OnyxEnv** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(out);
+  if (severity < ONYX_LOG_VERBOSE || severity > ONYX_LOG_FATAL)
+    return NewStatus(ONYX_INVALID_ARGUMENT, "EnvCreate: severity must be 0..4, got " + std::to_string(severity));
+  auto env = std::make_unique<OnyxEnv>();
+  env->severity = severity;
+  env->log_id = log_id ? log_id : "";
+  *out = env.release();
+  API_END
+}
+void EnvRelease(OnyxEnv* env) { delete env; }
+
+}  // namespace
+
+void FillStatusApi(OnyxApi& a) {
+  a.StatusCreate = StatusCreate;
+  a.StatusGetCode = StatusGetCode;
+  a.StatusGetMessage = StatusGetMessage;
+  a.StatusRelease = StatusRelease;
+  a.EnvCreate = EnvCreate;
+  a.EnvRelease = EnvRelease;
+}
+
+}  // namespace capi
+}  // namespace onyx

@@ -1,0 +1,16 @@
+// Each api_*.cc fills its part of the function table.
+#pragma once
+
+#include "onyxruntime/onyxruntime_c_api.h"
+
+namespace onyx {
+namespace capi {
+
+void FillStatusApi(OnyxApi& api);
+void FillOptionsApi(OnyxApi& api);
+void FillSessionApi(OnyxApi& api);
+void FillValueApi(OnyxApi& api);
+void FillInfoApi(OnyxApi& api);
+
+}  // namespace capi
+}  // namespace onyx

@@ -1,0 +1,118 @@
+// What the opaque C handles are, and the exception firewall every entry uses.
+#pragma once
+
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "core/framework/status.h"
+#include "core/framework/value.h"
+#include "core/session/options.h"
+#include "core/session/session.h"
+#include "onyxruntime/onyxruntime_c_api.h"
+
+struct OnyxStatus {
+  OnyxErrorCode code;
+  std::string message;
+};
+
+struct OnyxEnv {
+  int severity = 2;
+  std::string log_id;
+};
+
+struct OnyxSessionOptions {
+  onyx::SessionOptions options;
+};
+
+struct OnyxSession {
+  std::unique_ptr<onyx::Session> session;
+};
+
+struct OnyxRunOptions {
+  onyx::RunOptions options;
+};
+
+struct OnyxValue {
+  onyx::Value value;
+};
+
+struct OnyxMemoryInfo {
+  onyx::MemoryInfo info;
+};
+
+struct OnyxAllocator {
+  onyx::Allocator* allocator;
+  OnyxMemoryInfo info;
+};
+
+struct OnyxTensorTypeAndShapeInfo {
+  onyx::ElemType elem = onyx::ElemType::kUndefined;
+  bool has_shape = false;
+  std::vector<int64_t> dims;
+  std::vector<std::string> symbols;
+};
+
+struct OnyxTypeInfo {
+  OnyxValueKind kind = ONYX_VALUE_UNKNOWN;
+  std::string type_string;
+  std::unique_ptr<OnyxTensorTypeAndShapeInfo> tensor;  // set for tensors
+};
+
+struct OnyxModelMetadata {
+  std::string producer, graph_name, domain, description, graph_description;
+  int64_t version = 0;
+  std::vector<std::pair<std::string, std::string>> custom;
+};
+
+namespace onyx {
+namespace capi {
+
+OnyxStatus* ToOnyxStatus(const Status& s);
+OnyxStatus* NewStatus(OnyxErrorCode code, std::string message);
+
+}  // namespace capi
+}  // namespace onyx
+
+// The firewall: no C++ exception crosses the ABI. Every fallible entry point
+// is written as `API_BEGIN ... API_END`, returning OnyxStatus*.
+#define API_BEGIN try {
+#define API_END                                                                          \
+  }                                                                                      \
+  catch (const ::onyx::OnyxException& e) {                                               \
+    return ::onyx::capi::ToOnyxStatus(e.status());                                       \
+  }                                                                                      \
+  catch (const std::bad_alloc&) {                                                        \
+    return ::onyx::capi::NewStatus(ONYX_FAIL, "out of memory");                          \
+  }                                                                                      \
+  catch (const std::exception& e) {                                                      \
+    return ::onyx::capi::NewStatus(ONYX_RUNTIME_EXCEPTION, e.what());                    \
+  }                                                                                      \
+  catch (...) {                                                                          \
+    return ::onyx::capi::NewStatus(ONYX_RUNTIME_EXCEPTION, "unknown exception");         \
+  }                                                                                      \
+  return nullptr;
+
+#define API_RETURN_IF_ERROR(expr)                       \
+  do {                                                  \
+    ::onyx::Status _st = (expr);                        \
+    if (!_st.ok()) return ::onyx::capi::ToOnyxStatus(_st); \
+  } while (0)
+
+// Names the function and argument at fault for NULL misuse.
+#define API_CHECK_NOT_NULL(arg)                                                                     \
+  do {                                                                                              \
+    if ((arg) == nullptr)                                                                           \
+      return ::onyx::capi::NewStatus(ONYX_INVALID_ARGUMENT, std::string(__func__) + ": argument '" #arg \
+                                                                "' must not be NULL");              \
+  } while (0)
+
+namespace onyx {
+namespace capi {
+
+// Caller-owned type info describing `t` (api_info.cc).
+OnyxTypeInfo* NewTypeInfo(const TypeInfo& t);
+
+}  // namespace capi
+}  // namespace onyx

@@ -1,0 +1,57 @@
+// A graph prepared for execution: kernels created once, values numbered into
+// slots, and for each node the slots it frees afterwards. Immutable after
+// Build(), so one plan serves concurrent runs; each run owns its slot array.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/framework/thread_pool.h"
+#include "core/graph/graph.h"
+#include "core/session/options.h"
+#include "providers/provider.h"
+
+namespace onyx {
+
+class ExecutionPlan {
+ public:
+  // `overridable` lists initializers that feeds may replace (not constant-folded
+  // into kernels).
+  static Status Build(const Graph& graph, const std::vector<ExecutionProvider*>& providers,
+                      std::unique_ptr<ExecutionPlan>* out);
+
+  int SlotOf(const std::string& name) const {
+    auto it = slot_of_.find(name);
+    return it == slot_of_.end() ? -1 : it->second;
+  }
+  bool IsConstantSlot(int slot) const { return is_constant_[slot]; }
+  bool IsNodeOutput(int slot) const { return is_node_output_[slot]; }
+
+  // Runs all nodes. `values` has one entry per slot; feeds are already placed.
+  // Constants are filled here. Graph-output slots keep their values on return.
+  Status Execute(std::vector<std::shared_ptr<Tensor>>& values, const RunOptions* run_options,
+                 ThreadPool* threads) const;
+  size_t num_slots() const { return slot_names_.size(); }
+
+ private:
+  struct Step {
+    const Node* node = nullptr;
+    std::unique_ptr<OpKernel> kernel;
+    Allocator* allocator = nullptr;
+    std::vector<int> inputs;   // -1 for omitted
+    std::vector<int> outputs;  // -1 for omitted
+    std::vector<int> release;  // slots no longer needed after this step
+  };
+  std::string DescribeInputs(const Step& step, const std::vector<std::shared_ptr<Tensor>>& values) const;
+
+  std::vector<std::string> slot_names_;
+  std::unordered_map<std::string, int> slot_of_;
+  std::vector<bool> is_constant_;
+  std::vector<bool> is_node_output_;
+  std::vector<std::pair<int, std::shared_ptr<Tensor>>> constants_;
+  std::vector<Step> steps_;
+};
+
+}  // namespace onyx

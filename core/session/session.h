@@ -1,0 +1,54 @@
+// An inference session: model -> prepared plan (immutable) -> per-run state.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/framework/thread_pool.h"
+#include "core/framework/value.h"
+#include "core/graph/graph.h"
+#include "core/session/options.h"
+#include "providers/provider.h"
+
+namespace onyx {
+
+class ExecutionPlan;
+
+class Session {
+ public:
+  static Status Create(const SessionOptions& options, const std::string& path, std::unique_ptr<Session>* out);
+  static Status CreateFromBytes(const SessionOptions& options, const void* data, size_t size,
+                                std::unique_ptr<Session>* out);
+  ~Session();
+
+  // Graph inputs that must be fed (initializers excluded).
+  const std::vector<ValueInfo>& inputs() const { return inputs_; }
+  const std::vector<ValueInfo>& outputs() const { return model_.graph->outputs; }
+  // Graph inputs that have an initializer: a feed may replace them.
+  const std::vector<ValueInfo>& overridable_initializers() const { return overridable_; }
+  const Model& model() const { return model_; }
+  const std::vector<std::string>& provider_names() const { return provider_names_; }
+  const SessionOptions& options() const { return options_; }
+
+  // Thread-safe. `feeds[i]` is the value for `input_names[i]`; `output_names`
+  // empty means all outputs. On success `outputs` holds one value per name.
+  Status Run(const RunOptions* run_options, const std::vector<std::string>& input_names,
+             const std::vector<const Value*>& feeds, const std::vector<std::string>& output_names,
+             std::vector<Value>* outputs) const;
+
+ private:
+  Session() = default;
+  Status Initialize(const SessionOptions& options);
+
+  SessionOptions options_;
+  Model model_;
+  std::vector<ValueInfo> inputs_;
+  std::vector<ValueInfo> overridable_;
+  std::vector<std::unique_ptr<ExecutionProvider>> providers_;
+  std::vector<std::string> provider_names_;
+  std::unique_ptr<ThreadPool> thread_pool_;
+  std::unique_ptr<ExecutionPlan> plan_;
+};
+
+}  // namespace onyx

@@ -1,0 +1,68 @@
+// One typed GEMM for the CPU kernels (Gemm, MatMul, Conv): OpenBLAS for float
+// and double, a plain loop for integer types, so each kernel is written once.
+#pragma once
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <type_traits>
+
+namespace onyx {
+
+// OpenBLAS runs a GEMM on one thread when M*N*K is at or below this
+// (SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD in its interface/gemm.c).
+// Below it, a kernel may run several GEMMs in parallel on its own pool without
+// the two thread pools competing for the cores.
+constexpr double kBlasSingleThreadWork = 65536.0 * 4;
+
+// BLAS takes int dimensions (OpenBLAS is built without INTERFACE64).
+inline bool FitsBlasInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+// Row-major C[M,N] = alpha * op(A) * op(B) + beta * C, where op(A) is [M,K]
+// and op(B) is [K,N]; lda/ldb/ldc are the row strides of A, B, C as stored.
+// When beta is 0, C is not read (it may hold garbage). Callers check that
+// every dimension and stride fits in int.
+template <typename T>
+void BlasGemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
+          const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    // Some BLAS builds reject lda < 1 here; the product is empty anyway.
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == T(0) ? T(0) : beta * C[i * ldc + j];
+    return;
+  }
+  if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
+    const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
+    const CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+    const int lda_i = static_cast<int>(std::max<int64_t>(lda, 1));
+    const int ldb_i = static_cast<int>(std::max<int64_t>(ldb, 1));
+    const int ldc_i = static_cast<int>(std::max<int64_t>(ldc, 1));
+    if constexpr (std::is_same<T, float>::value) {
+      cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), alpha, A,
+                  lda_i, B, ldb_i, beta, C, ldc_i);
+    } else {
+      cblas_dgemm(CblasRowMajor, ta, tb, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), alpha, A,
+                  lda_i, B, ldb_i, beta, C, ldc_i);
+    }
+  } else {
+    for (int64_t i = 0; i < M; ++i) {
+      T* c = C + i * ldc;
+      for (int64_t j = 0; j < N; ++j) c[j] = beta == T(0) ? T(0) : static_cast<T>(beta * c[j]);
+      // i-k-j order keeps the innermost loop contiguous in C (and in B when not transposed).
+      for (int64_t k = 0; k < K; ++k) {
+        const T a = static_cast<T>(alpha * (trans_a ? A[k * lda + i] : A[i * lda + k]));
+        if (trans_b) {
+          for (int64_t j = 0; j < N; ++j) c[j] = static_cast<T>(c[j] + a * B[j * ldb + k]);
+        } else {
+          const T* b = B + k * ldb;
+          for (int64_t j = 0; j < N; ++j) c[j] = static_cast<T>(c[j] + a * b[j]);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace onyx

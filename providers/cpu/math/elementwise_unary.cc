@@ -1,0 +1,255 @@
+#include <climits>
+#include <cmath>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "providers/cpu/common/broadcast.h"
+#include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/cpu_provider.h"
+
+namespace onyx {
+
+namespace {
+
+enum class UnOp { kRelu, kErf, kTanh, kSqrt, kSigmoid, kExp, kLog, kNeg, kAbs, kReciprocal, kFloor, kCeil, kSin,
+                  kCos, kNot, kLeakyRelu, kElu, kSelu, kHardSigmoid, kSoftplus, kGelu, kGeluTanh, kSign, kRound };
+
+// Which element types an operator takes: the dispatch below instantiates only those.
+enum class Domain { kFloat, kSigned, kNumeric, kBool };
+
+struct UnaryParams {
+  float alpha = 0.f;
+  float beta = 0.f;
+  float gamma = 0.f;
+};
+
+template <typename T, typename Op>
+void RunUnary(const T* x, T* y, int64_t n, ThreadPool* pool, int64_t grain, const Op& op) {
+  using C = typename CalcType<T>::type;
+  ThreadPool::For(pool, n, grain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] = static_cast<T>(op(static_cast<C>(x[i])));
+  });
+}
+
+// Numpy's rounding: halves go to the even neighbour.
+template <typename C>
+C RoundHalfEven(C v) {
+  C r = std::nearbyint(v);  // default rounding mode is to-nearest-even
+  return r;
+}
+
+template <typename T>
+Status ComputeTyped(UnOp op, const UnaryParams& p, const T* x, T* y, int64_t n, ThreadPool* pool) {
+  using C = typename CalcType<T>::type;
+  constexpr int64_t kCheap = 1 << 16;
+  constexpr int64_t kCostly = 1 << 12;
+  if constexpr (std::is_same<T, bool>::value) {
+    RunUnary(x, y, n, pool, kCheap, [](bool v) { return !v; });
+    return Status::OK();
+  } else {
+    switch (op) {
+      case UnOp::kRelu: RunUnary(x, y, n, pool, kCheap, [](C v) { return v > C(0) ? v : C(0); }); break;
+      case UnOp::kNeg: RunUnary(x, y, n, pool, kCheap, [](C v) { return static_cast<C>(-v); }); break;
+      case UnOp::kAbs:
+        if constexpr (std::is_unsigned<C>::value)
+          RunUnary(x, y, n, pool, kCheap, [](C v) { return v; });
+        else
+          RunUnary(x, y, n, pool, kCheap, [](C v) { return v < C(0) ? static_cast<C>(-v) : v; });
+        break;
+      case UnOp::kSign:
+        RunUnary(x, y, n, pool, kCheap, [](C v) { return static_cast<C>(v > C(0) ? 1 : (v < C(0) ? -1 : 0)); });
+        break;
+      default:
+        if constexpr (std::is_floating_point<C>::value) {
+          const C alpha = static_cast<C>(p.alpha), beta = static_cast<C>(p.beta), gamma = static_cast<C>(p.gamma);
+          switch (op) {
+            case UnOp::kErf: RunUnary(x, y, n, pool, kCostly, [](C v) { return std::erf(v); }); break;
+            case UnOp::kTanh: RunUnary(x, y, n, pool, kCostly, [](C v) { return std::tanh(v); }); break;
+            case UnOp::kSqrt: RunUnary(x, y, n, pool, kCheap, [](C v) { return std::sqrt(v); }); break;
+            case UnOp::kExp: RunUnary(x, y, n, pool, kCostly, [](C v) { return std::exp(v); }); break;
+            case UnOp::kLog: RunUnary(x, y, n, pool, kCostly, [](C v) { return std::log(v); }); break;
+            case UnOp::kSin: RunUnary(x, y, n, pool, kCostly, [](C v) { return std::sin(v); }); break;
+            case UnOp::kCos: RunUnary(x, y, n, pool, kCostly, [](C v) { return std::cos(v); }); break;
+            case UnOp::kFloor: RunUnary(x, y, n, pool, kCheap, [](C v) { return std::floor(v); }); break;
+            case UnOp::kCeil: RunUnary(x, y, n, pool, kCheap, [](C v) { return std::ceil(v); }); break;
+            case UnOp::kRound: RunUnary(x, y, n, pool, kCheap, [](C v) { return RoundHalfEven(v); }); break;
+            case UnOp::kReciprocal: RunUnary(x, y, n, pool, kCheap, [](C v) { return C(1) / v; }); break;
+            case UnOp::kSigmoid:
+              // Split by sign so exp never overflows.
+              RunUnary(x, y, n, pool, kCostly, [](C v) {
+                if (v >= C(0)) return C(1) / (C(1) + std::exp(-v));
+                C e = std::exp(v);
+                return e / (C(1) + e);
+              });
+              break;
+            case UnOp::kLeakyRelu:
+              RunUnary(x, y, n, pool, kCheap, [alpha](C v) { return v >= C(0) ? v : v * alpha; });
+              break;
+            case UnOp::kElu:
+              RunUnary(x, y, n, pool, kCostly, [alpha](C v) { return v >= C(0) ? v : alpha * (std::exp(v) - C(1)); });
+              break;
+            case UnOp::kSelu:
+              RunUnary(x, y, n, pool, kCostly, [alpha, gamma](C v) {
+                return v > C(0) ? gamma * v : gamma * (alpha * std::exp(v) - alpha);
+              });
+              break;
+            case UnOp::kHardSigmoid:
+              RunUnary(x, y, n, pool, kCheap, [alpha, beta](C v) {
+                C r = alpha * v + beta;
+                return r < C(0) ? C(0) : (r > C(1) ? C(1) : r);
+              });
+              break;
+            case UnOp::kSoftplus:
+              RunUnary(x, y, n, pool, kCostly, [](C v) {
+                return v > C(0) ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
+              });
+              break;
+            case UnOp::kGelu:
+              RunUnary(x, y, n, pool, kCostly, [](C v) {
+                return C(0.5) * v * (C(1) + std::erf(v * static_cast<C>(0.70710678118654752440)));
+              });
+              break;
+            case UnOp::kGeluTanh:
+              RunUnary(x, y, n, pool, kCostly, [](C v) {
+                const C k = static_cast<C>(0.79788456080286535588);  // sqrt(2/pi)
+                return C(0.5) * v * (C(1) + std::tanh(k * (v + C(0.044715) * v * v * v)));
+              });
+              break;
+            default: return MakeError(ErrorCode::kFail, "unary operator not handled");
+          }
+        } else {
+          return MakeError(ErrorCode::kFail, "unary operator not handled for an integer type");
+        }
+    }
+    return Status::OK();
+  }
+}
+
+class UnaryKernel final : public OpKernel {
+ public:
+  UnaryKernel(UnOp op, Domain dom, const char* name) : op_(op), dom_(dom), name_(name) {}
+
+  Status Init(const KernelInfo& info) {
+    switch (op_) {
+      case UnOp::kLeakyRelu: p_.alpha = info.AttrFloat("alpha", 0.01f); break;
+      case UnOp::kElu: p_.alpha = info.AttrFloat("alpha", 1.0f); break;
+      case UnOp::kSelu:
+        p_.alpha = info.AttrFloat("alpha", 1.67326319217681884765625f);
+        p_.gamma = info.AttrFloat("gamma", 1.05070102214813232421875f);
+        break;
+      case UnOp::kHardSigmoid:
+        p_.alpha = info.AttrFloat("alpha", 0.2f);
+        p_.beta = info.AttrFloat("beta", 0.5f);
+        break;
+      case UnOp::kGelu: {
+        std::string approx = info.AttrString("approximate", "none");
+        if (approx == "tanh") {
+          op_ = UnOp::kGeluTanh;
+        } else if (approx != "none") {
+          return MakeError(ErrorCode::kInvalidGraph, "Gelu: attribute approximate must be 'none' or 'tanh', got '",
+                           approx, "'");
+        }
+        break;
+      }
+      default: break;
+    }
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* X = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
+    auto run = [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      Tensor* Y = ctx.Output(0, X->dims(), X->type());
+      if (Y == nullptr) return Status::OK();
+      return ComputeTyped<T>(op_, p_, X->data<T>(), Y->data<T>(), X->size(), ctx.threads());
+    };
+    switch (dom_) {
+      case Domain::kBool:
+        ONYX_CHECK_ARG(X->type() == ElemType::kBool, name_, ": input 0 must be bool, got ", ElemTypeName(X->type()));
+        return run(TypeTag<bool>{});
+      case Domain::kFloat:
+        if (X->type() == ElemType::kFloat16) return run(TypeTag<Float16>{});
+        if (X->type() == ElemType::kBFloat16) return run(TypeTag<BFloat16>{});
+        return DispatchFloat(X->type(), name_, run);
+      case Domain::kSigned:
+        if (X->type() != ElemType::kFloat16 && X->type() != ElemType::kBFloat16 && X->type() != ElemType::kFloat &&
+            X->type() != ElemType::kDouble && X->type() != ElemType::kInt8 && X->type() != ElemType::kInt16 &&
+            X->type() != ElemType::kInt32 && X->type() != ElemType::kInt64)
+          return UnsupportedType(name_, X->type());
+        return DispatchNumericOrHalf(X->type(), name_, run);
+      case Domain::kNumeric: return DispatchNumericOrHalf(X->type(), name_, run);
+    }
+    return Status::OK();
+  }
+
+ private:
+  UnOp op_;
+  Domain dom_;
+  const char* name_;
+  UnaryParams p_;
+};
+
+std::vector<ElemType> TypesOf(Domain d) {
+  switch (d) {
+    case Domain::kBool: return {ElemType::kBool};
+    case Domain::kFloat: return {ElemType::kFloat, ElemType::kDouble, ElemType::kFloat16, ElemType::kBFloat16};
+    case Domain::kSigned:
+      return {ElemType::kFloat, ElemType::kDouble, ElemType::kFloat16, ElemType::kBFloat16,
+              ElemType::kInt8,  ElemType::kInt16,  ElemType::kInt32,   ElemType::kInt64};
+    case Domain::kNumeric: {
+      std::vector<ElemType> v = NumericTypes();
+      v.push_back(ElemType::kFloat16);
+      v.push_back(ElemType::kBFloat16);
+      return v;
+    }
+  }
+  return {};
+}
+
+void AddUnary(KernelRegistry& r, const char* name, UnOp op, Domain dom, int since = 1) {
+  KernelDef d;
+  d.op_type = name;
+  d.since_version = since;
+  d.end_version = INT_MAX;
+  d.types = TypesOf(dom);
+  d.create = [op, dom, name](const KernelInfo& info, std::unique_ptr<OpKernel>* out) -> Status {
+    auto k = std::make_unique<UnaryKernel>(op, dom, name);
+    ONYX_RETURN_IF_ERROR(k->Init(info));
+    *out = std::move(k);
+    return Status::OK();
+  };
+  r.Register(std::move(d));
+}
+
+}  // namespace
+
+void RegisterElementwiseUnary(KernelRegistry& r) {
+  AddUnary(r, "Relu", UnOp::kRelu, Domain::kSigned);
+  AddUnary(r, "Erf", UnOp::kErf, Domain::kFloat, 9);
+  AddUnary(r, "Tanh", UnOp::kTanh, Domain::kFloat);
+  AddUnary(r, "Sqrt", UnOp::kSqrt, Domain::kFloat);
+  AddUnary(r, "Sigmoid", UnOp::kSigmoid, Domain::kFloat);
+  AddUnary(r, "Exp", UnOp::kExp, Domain::kFloat);
+  AddUnary(r, "Log", UnOp::kLog, Domain::kFloat);
+  AddUnary(r, "Neg", UnOp::kNeg, Domain::kSigned);
+  AddUnary(r, "Abs", UnOp::kAbs, Domain::kNumeric);
+  AddUnary(r, "Sign", UnOp::kSign, Domain::kNumeric, 9);
+  AddUnary(r, "Reciprocal", UnOp::kReciprocal, Domain::kFloat);
+  AddUnary(r, "Floor", UnOp::kFloor, Domain::kFloat);
+  AddUnary(r, "Ceil", UnOp::kCeil, Domain::kFloat);
+  AddUnary(r, "Round", UnOp::kRound, Domain::kFloat, 11);
+  AddUnary(r, "Sin", UnOp::kSin, Domain::kFloat, 7);
+  AddUnary(r, "Cos", UnOp::kCos, Domain::kFloat, 7);
+  AddUnary(r, "Not", UnOp::kNot, Domain::kBool);
+  AddUnary(r, "LeakyRelu", UnOp::kLeakyRelu, Domain::kFloat);
+  AddUnary(r, "Elu", UnOp::kElu, Domain::kFloat);
+  AddUnary(r, "Selu", UnOp::kSelu, Domain::kFloat);
+  AddUnary(r, "HardSigmoid", UnOp::kHardSigmoid, Domain::kFloat);
+  AddUnary(r, "Softplus", UnOp::kSoftplus, Domain::kFloat);
+  AddUnary(r, "Gelu", UnOp::kGelu, Domain::kFloat, 20);
+}
+
+}  // namespace onyx

@@ -1,0 +1,101 @@
+// Gemm: Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M,N].
+#include <algorithm>
+
+#include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/cpu_provider.h"
+#include "providers/cpu/math/blas.h"
+
+namespace onyx {
+namespace {
+
+class GemmKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo& info) {
+    trans_a_ = info.AttrInt("transA", 0);
+    trans_b_ = info.AttrInt("transB", 0);
+    ONYX_CHECK(trans_a_ == 0 || trans_a_ == 1, ErrorCode::kInvalidGraph, "Gemm: attribute transA must be 0 or 1, got ",
+               trans_a_);
+    ONYX_CHECK(trans_b_ == 0 || trans_b_ == 1, ErrorCode::kInvalidGraph, "Gemm: attribute transB must be 0 or 1, got ",
+               trans_b_);
+    alpha_ = info.AttrFloat("alpha", 1.0f);
+    beta_ = info.AttrFloat("beta", 1.0f);
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* a = nullptr;
+    const Tensor* b = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &a));
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &b));
+    const Tensor* c = ctx.Input(2);
+    ONYX_CHECK_ARG(a->rank() == 2 && b->rank() == 2, "Gemm: inputs A ", ShapeToString(a->dims()), " and B ",
+                   ShapeToString(b->dims()), " must both be 2-D");
+    ONYX_CHECK_ARG(b->type() == a->type() && (c == nullptr || c->type() == a->type()),
+                   "Gemm: inputs A, B and C must have the same element type");
+    const int64_t M = trans_a_ ? a->dims()[1] : a->dims()[0];
+    const int64_t K = trans_a_ ? a->dims()[0] : a->dims()[1];
+    const int64_t Kb = trans_b_ ? b->dims()[1] : b->dims()[0];
+    const int64_t N = trans_b_ ? b->dims()[0] : b->dims()[1];
+    ONYX_CHECK_ARG(K == Kb, "Gemm: inner dimensions differ: A ", ShapeToString(a->dims()), (trans_a_ ? " (transposed)" : ""),
+                   " and B ", ShapeToString(b->dims()), (trans_b_ ? " (transposed)" : ""));
+    ONYX_CHECK_ARG(FitsBlasInt(M) && FitsBlasInt(N) && FitsBlasInt(K), "Gemm: dimensions of A ",
+                   ShapeToString(a->dims()), " and B ", ShapeToString(b->dims()), " are too large");
+
+    // C is right-aligned against [M,N]; each of its dims must be 1 or match.
+    int64_t c_rows = 1, c_cols = 1;
+    if (c != nullptr) {
+      const Dims& cd = c->dims();
+      bool ok = cd.size() <= 2;
+      if (ok && cd.size() >= 1) c_cols = cd.back();
+      if (ok && cd.size() == 2) c_rows = cd[0];
+      ok = ok && (c_cols == 1 || c_cols == N) && (c_rows == 1 || c_rows == M);
+      ONYX_CHECK_ARG(ok, "Gemm: input C ", ShapeToString(cd), " cannot be broadcast to the output [", M, ",", N, "]");
+    }
+
+    Tensor* y = ctx.Output(0, {M, N}, a->type());
+    if (y == nullptr || M == 0 || N == 0) return Status::OK();
+    return DispatchNumeric(a->type(), "Gemm", [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      T* out = y->data<T>();
+      T beta = static_cast<T>(beta_);
+      if (c != nullptr && beta != T(0)) {
+        // Stage C in Y so one GEMM call applies beta to it.
+        const T* cv = c->data<T>();
+        for (int64_t i = 0; i < M; ++i) {
+          const T* row = cv + (c_rows == 1 ? 0 : i * c_cols);
+          T* dst = out + i * N;
+          if (c_cols == 1) {
+            std::fill(dst, dst + N, row[0]);
+          } else {
+            std::copy(row, row + N, dst);
+          }
+        }
+      } else {
+        beta = T(0);
+      }
+      BlasGemm<T>(trans_a_ != 0, trans_b_ != 0, M, N, K, static_cast<T>(alpha_), a->data<T>(), a->dims()[1],
+                  b->data<T>(), b->dims()[1], beta, out, N);
+      return Status::OK();
+    });
+  }
+
+ private:
+  int64_t trans_a_ = 0;
+  int64_t trans_b_ = 0;
+  float alpha_ = 1.0f;
+  float beta_ = 1.0f;
+};
+
+}  // namespace
+
+void RegisterGemm(KernelRegistry& r) {
+  KernelDef def;
+  def.op_type = "Gemm";
+  def.since_version = 1;
+  def.types = {ElemType::kFloat, ElemType::kDouble, ElemType::kInt32, ElemType::kInt64, ElemType::kUint32,
+               ElemType::kUint64};
+  def.create = MakeKernel<GemmKernel>();
+  r.Register(std::move(def));
+}
+
+}  // namespace onyx

@@ -1,0 +1,159 @@
+// MatMul with numpy semantics: 1-D operands are promoted (and the added dim
+// dropped again), leading "batch" dims broadcast against each other.
+#include <algorithm>
+#include <vector>
+
+#include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/cpu_provider.h"
+#include "providers/cpu/math/blas.h"
+
+namespace onyx {
+namespace {
+
+// Where one output batch reads its A and B matrices.
+struct BatchPlan {
+  int64_t M = 0, N = 0, K = 0;
+  Dims out_dims;
+  // Offsets (in matrices, not elements) of A and B for each output batch;
+  // empty when there is a single GEMM.
+  std::vector<int64_t> a_index, b_index;
+  int64_t batches = 1;
+  // A is folded into one [batches*M, K] matrix against a single B.
+  bool fold_a = false;
+};
+
+Status PlanMatMul(const Dims& ad, const Dims& bd, BatchPlan* p) {
+  ONYX_CHECK_ARG(!ad.empty() && !bd.empty(), "MatMul: inputs A ", ShapeToString(ad), " and B ", ShapeToString(bd),
+                 " must have rank >= 1");
+  const bool a_vec = ad.size() == 1;
+  const bool b_vec = bd.size() == 1;
+  Dims a = a_vec ? Dims{1, ad[0]} : ad;
+  Dims b = b_vec ? Dims{bd[0], 1} : bd;
+  p->M = a[a.size() - 2];
+  p->K = a.back();
+  p->N = b.back();
+  ONYX_CHECK_ARG(b[b.size() - 2] == p->K, "MatMul: inner dimensions differ: A ", ShapeToString(ad), " and B ",
+                 ShapeToString(bd));
+  ONYX_CHECK_ARG(FitsBlasInt(p->M) && FitsBlasInt(p->N) && FitsBlasInt(p->K), "MatMul: matrix dimensions of A ",
+                 ShapeToString(ad), " and B ", ShapeToString(bd), " are too large");
+
+  const size_t ra = a.size() - 2, rb = b.size() - 2, r = std::max(ra, rb);
+  Dims batch(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da = i + ra >= r ? a[i + ra - r] : 1;
+    const int64_t db = i + rb >= r ? b[i + rb - r] : 1;
+    ONYX_CHECK_ARG(da == db || da == 1 || db == 1, "MatMul: batch dimensions of A ", ShapeToString(ad), " and B ",
+                   ShapeToString(bd), " cannot be broadcast");
+    batch[i] = da == 1 ? db : da;
+  }
+  p->out_dims = batch;
+  if (!a_vec) p->out_dims.push_back(p->M);
+  if (!b_vec) p->out_dims.push_back(p->N);
+  p->batches = ShapeSize(batch);
+
+  int64_t b_batches = 1;
+  for (size_t i = 0; i < rb; ++i) b_batches *= b[i];
+  // A single B for every batch: [..., M, K] x [K, N] is one [batch*M, K] GEMM.
+  if (b_batches == 1) {
+    int64_t a_batches = 1;
+    for (size_t i = 0; i < ra; ++i) a_batches *= a[i];
+    if (a_batches == p->batches && FitsBlasInt(a_batches * p->M)) {
+      p->fold_a = true;
+      return Status::OK();
+    }
+  }
+
+  // General case: walk the output batch index, mapping each to A and B by
+  // strides that are 0 along broadcast dims.
+  std::vector<int64_t> sa(r, 0), sb(r, 0);
+  int64_t ma = 1, mb = 1;
+  for (size_t i = r; i-- > 0;) {
+    if (i + ra >= r) {
+      const int64_t d = a[i + ra - r];
+      sa[i] = d == 1 ? 0 : ma;
+      ma *= d;
+    }
+    if (i + rb >= r) {
+      const int64_t d = b[i + rb - r];
+      sb[i] = d == 1 ? 0 : mb;
+      mb *= d;
+    }
+  }
+  p->a_index.resize(p->batches);
+  p->b_index.resize(p->batches);
+  std::vector<int64_t> idx(r, 0);
+  int64_t oa = 0, ob = 0;
+  for (int64_t n = 0; n < p->batches; ++n) {
+    p->a_index[n] = oa;
+    p->b_index[n] = ob;
+    for (size_t i = r; i-- > 0;) {
+      ++idx[i];
+      oa += sa[i];
+      ob += sb[i];
+      if (idx[i] < batch[i]) break;
+      oa -= sa[i] * idx[i];
+      ob -= sb[i] * idx[i];
+      idx[i] = 0;
+    }
+  }
+  return Status::OK();
+}
+
+class MatMulKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo&) { return Status::OK(); }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* a = nullptr;
+    const Tensor* b = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &a));
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &b));
+    ONYX_CHECK_ARG(a->type() == b->type(), "MatMul: inputs A (", ElemTypeName(a->type()), ") and B (",
+                   ElemTypeName(b->type()), ") must have the same element type");
+    BatchPlan p;
+    ONYX_RETURN_IF_ERROR(PlanMatMul(a->dims(), b->dims(), &p));
+    Tensor* y = ctx.Output(0, p.out_dims, a->type());
+    if (y == nullptr || y->size() == 0) return Status::OK();
+
+    return DispatchNumeric(a->type(), "MatMul", [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      const T* av = a->data<T>();
+      const T* bv = b->data<T>();
+      T* yv = y->data<T>();
+      const int64_t M = p.M, N = p.N, K = p.K;
+      if (p.fold_a) {
+        BlasGemm<T>(false, false, p.batches * M, N, K, T(1), av, K, bv, N, T(0), yv, N);
+        return Status::OK();
+      }
+      auto run = [&](int64_t begin, int64_t end) {
+        for (int64_t n = begin; n < end; ++n)
+          BlasGemm<T>(false, false, M, N, K, T(1), av + p.a_index[n] * M * K, K, bv + p.b_index[n] * K * N, N, T(0),
+                      yv + n * M * N, N);
+      };
+      // Small GEMMs (attention heads) are single-threaded inside OpenBLAS, so
+      // spread the batches over our pool; big ones let OpenBLAS own the cores.
+      const double work = static_cast<double>(M) * N * K;
+      if (work <= kBlasSingleThreadWork) {
+        const int64_t min_chunk = std::max<int64_t>(1, static_cast<int64_t>(32768.0 / std::max(work, 1.0)));
+        ThreadPool::For(ctx.threads(), p.batches, min_chunk, run);
+      } else {
+        run(0, p.batches);
+      }
+      return Status::OK();
+    });
+  }
+};
+
+}  // namespace
+
+void RegisterMatMul(KernelRegistry& r) {
+  KernelDef def;
+  def.op_type = "MatMul";
+  def.since_version = 1;
+  def.types = {ElemType::kFloat, ElemType::kDouble, ElemType::kInt32, ElemType::kInt64, ElemType::kUint32,
+               ElemType::kUint64};
+  def.create = MakeKernel<MatMulKernel>();
+  r.Register(std::move(def));
+}
+
+}  // namespace onyx

@@ -1,0 +1,141 @@
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "providers/cpu/common/broadcast.h"
+#include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/cpu_provider.h"
+
+namespace onyx {
+
+namespace {
+
+// Softmax over `n` values that are `stride` apart, for `inner` interleaved
+// rows at once (stride == inner). Subtracting the row max keeps exp in range.
+template <typename T, bool kLog>
+void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner, std::vector<float>& mx, std::vector<float>& sum) {
+  using C = typename CalcType<T>::type;
+  if (inner == 1) {
+    C m = static_cast<C>(x[0]);
+    for (int64_t i = 1; i < n; ++i) {
+      C v = static_cast<C>(x[i]);
+      m = v > m ? v : m;
+    }
+    C s = 0;
+    if (kLog) {
+      for (int64_t i = 0; i < n; ++i) s += std::exp(static_cast<C>(x[i]) - m);
+      const C ls = std::log(s) + m;
+      for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(static_cast<C>(x[i]) - ls);
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        C e = std::exp(static_cast<C>(x[i]) - m);
+        y[i] = static_cast<T>(e);
+        s += e;
+      }
+      const C inv = C(1) / s;
+      for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(static_cast<C>(y[i]) * inv);
+    }
+    return;
+  }
+  // Softmax along a non-last axis: walk the axis, vectorized across the rows.
+  mx.assign(static_cast<size_t>(inner), -std::numeric_limits<float>::infinity());
+  sum.assign(static_cast<size_t>(inner), 0.f);
+  std::vector<C> m(static_cast<size_t>(inner), -std::numeric_limits<C>::infinity());
+  std::vector<C> s(static_cast<size_t>(inner), C(0));
+  for (int64_t i = 0; i < n; ++i) {
+    const T* r = x + i * inner;
+    for (int64_t j = 0; j < inner; ++j) {
+      C v = static_cast<C>(r[j]);
+      m[j] = v > m[j] ? v : m[j];
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const T* r = x + i * inner;
+    for (int64_t j = 0; j < inner; ++j) s[j] += std::exp(static_cast<C>(r[j]) - m[j]);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const T* r = x + i * inner;
+    T* o = y + i * inner;
+    for (int64_t j = 0; j < inner; ++j) {
+      C v = static_cast<C>(r[j]) - m[j];
+      o[j] = static_cast<T>(kLog ? v - std::log(s[j]) : std::exp(v) / s[j]);
+    }
+  }
+}
+
+template <bool kLog>
+class SoftmaxKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo& info) {
+    legacy_ = info.opset() < 13;
+    axis_ = info.AttrInt("axis", legacy_ ? 1 : -1);
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const char* name = kLog ? "LogSoftmax" : "Softmax";
+    const Tensor* X = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
+    const int64_t rank = static_cast<int64_t>(X->rank());
+    int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    // A scalar has one "row" of one element.
+    if (rank == 0 && (axis_ == 0 || axis_ == -1)) axis = 0;
+    ONYX_CHECK_ARG(rank == 0 || (axis >= 0 && axis < rank), name, ": attribute axis ", axis_,
+                   " is out of range for input 0 of shape ", ShapeToString(X->dims()));
+    const Dims& d = X->dims();
+    int64_t outer = 1, n = 1, inner = 1;
+    for (int64_t k = 0; k < rank; ++k) {
+      if (k < axis) outer *= d[k];
+      else if (k == axis || legacy_) n *= d[k];
+      else inner *= d[k];
+    }
+    return DispatchFloatOrHalf(X->type(), name, [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      Tensor* Y = ctx.Output(0, X->dims(), X->type());
+      if (Y == nullptr || X->size() == 0) return Status::OK();
+      const T* x = X->data<T>();
+      T* y = Y->data<T>();
+      const int64_t block = n * inner;
+      const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, block));
+      ThreadPool::For(ctx.threads(), outer, grain, [&](int64_t b, int64_t e) {
+        std::vector<float> mx, sum;
+        for (int64_t o = b; o < e; ++o) SoftmaxBlock<T, kLog>(x + o * block, y + o * block, n, inner, mx, sum);
+      });
+      return Status::OK();
+    });
+  }
+
+ private:
+  template <typename F>
+  static Status DispatchFloatOrHalf(ElemType t, const char* what, F&& fn) {
+    if (t == ElemType::kFloat16) return fn(TypeTag<Float16>{});
+    if (t == ElemType::kBFloat16) return fn(TypeTag<BFloat16>{});
+    return DispatchFloat(t, what, fn);
+  }
+
+  bool legacy_ = false;
+  int64_t axis_ = -1;
+};
+
+template <bool kLog>
+void AddSoftmax(KernelRegistry& r, const char* name) {
+  for (auto [since, end] : {std::pair<int, int>{1, 12}, {13, INT_MAX}}) {
+    KernelDef d;
+    d.op_type = name;
+    d.since_version = since;
+    d.end_version = end;
+    d.types = {ElemType::kFloat, ElemType::kDouble, ElemType::kFloat16, ElemType::kBFloat16};
+    d.create = MakeKernel<SoftmaxKernel<kLog>>();
+    r.Register(std::move(d));
+  }
+}
+
+}  // namespace
+
+void RegisterSoftmax(KernelRegistry& r) {
+  AddSoftmax<false>(r, "Softmax");
+  AddSoftmax<true>(r, "LogSoftmax");
+}
+
+}  // namespace onyx

@@ -1,0 +1,100 @@
+// BatchNormalization, inference mode: Y = (X - mean) / sqrt(var + eps) * scale + B,
+// folded per channel into Y = X * a + b.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/cpu_provider.h"
+
+namespace onyx {
+namespace {
+
+class BatchNormKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo& info) {
+    epsilon_ = info.AttrFloat("epsilon", 1e-5f);
+    ONYX_CHECK(epsilon_ >= 0.f, ErrorCode::kInvalidGraph, "BatchNormalization: attribute epsilon must be >= 0, got ",
+               epsilon_);
+    const int64_t training = info.AttrInt("training_mode", 0);
+    ONYX_CHECK(training == 0, ErrorCode::kNotImplemented,
+               "BatchNormalization: training_mode=1 is not implemented (inference only)");
+    // Before opset 9 `spatial`=0 gave each (channel, position) its own statistics.
+    spatial_ = info.opset() < 9 ? info.AttrInt("spatial", 1) != 0 : true;
+    // Outputs past Y are running/saved statistics that only training produces.
+    const Node& node = info.node();
+    for (size_t i = 1; i < node.outputs.size(); ++i)
+      ONYX_CHECK(node.outputs[i].empty(), ErrorCode::kNotImplemented, "BatchNormalization: output ", i, " ('",
+                 node.outputs[i], "') is a training statistic; only inference (output Y) is implemented");
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* in[5];
+    for (int i = 0; i < 5; ++i) ONYX_RETURN_IF_ERROR(ctx.RequiredInput(i, &in[i]));
+    const Tensor& x = *in[0];
+    const Dims& xd = x.dims();
+    ONYX_CHECK_ARG(xd.size() >= 2, "BatchNormalization: input X ", ShapeToString(xd), " must have rank >= 2");
+    const int64_t N = xd[0], C = xd[1];
+    int64_t inner = 1;
+    for (size_t j = 2; j < xd.size(); ++j) inner *= xd[j];
+    // With spatial statistics each parameter covers `inner` contiguous values;
+    // without, every (channel, position) has its own parameter.
+    const int64_t params = spatial_ ? C : C * inner;
+    const int64_t run = spatial_ ? inner : 1;
+    static const char* kNames[] = {"X", "scale", "B", "input_mean", "input_var"};
+    for (int i = 1; i < 5; ++i) {
+      ONYX_CHECK_ARG(in[i]->type() == x.type(), "BatchNormalization: input ", kNames[i], " has type ",
+                     ElemTypeName(in[i]->type()), " but X has ", ElemTypeName(x.type()));
+      ONYX_CHECK_ARG(in[i]->size() == params && (in[i]->rank() == 1 || !spatial_), "BatchNormalization: input ",
+                     kNames[i], " ", ShapeToString(in[i]->dims()), " must have ", params,
+                     " values to match X ", ShapeToString(xd));
+    }
+    Tensor* y = ctx.Output(0, xd, x.type());
+    if (y == nullptr || y->size() == 0) return Status::OK();
+
+    return DispatchFloat(x.type(), "BatchNormalization", [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      std::vector<T> a(params), b(params);
+      const T* scale = in[1]->data<T>();
+      const T* bias = in[2]->data<T>();
+      const T* mean = in[3]->data<T>();
+      const T* var = in[4]->data<T>();
+      for (int64_t c = 0; c < params; ++c) {
+        a[c] = scale[c] / std::sqrt(var[c] + static_cast<T>(epsilon_));
+        b[c] = bias[c] - mean[c] * a[c];
+      }
+      const T* xv = x.data<T>();
+      T* yv = y->data<T>();
+      const int64_t rows = N * params;
+      ThreadPool::For(ctx.threads(), rows, std::max<int64_t>(1, 32768 / std::max<int64_t>(run, 1)),
+                      [&](int64_t begin, int64_t end) {
+                        for (int64_t r = begin; r < end; ++r) {
+                          const T ar = a[r % params], br = b[r % params];
+                          const T* src = xv + r * run;
+                          T* dst = yv + r * run;
+                          for (int64_t i = 0; i < run; ++i) dst[i] = src[i] * ar + br;
+                        }
+                      });
+      return Status::OK();
+    });
+  }
+
+ private:
+  float epsilon_ = 1e-5f;
+  bool spatial_ = true;
+};
+
+}  // namespace
+
+void RegisterBatchNorm(KernelRegistry& r) {
+  KernelDef def;
+  def.op_type = "BatchNormalization";
+  def.since_version = 1;
+  def.types = FloatTypes();
+  def.create = MakeKernel<BatchNormKernel>();
+  r.Register(std::move(def));
+}
+
+}  // namespace onyx

@@ -1,0 +1,338 @@
+// Conv (NCHW, any number of spatial dims). Three paths:
+//  - depthwise 2-D (one input channel per group): a direct kernel, because
+//    per-group GEMMs of one row are all overhead;
+//  - 1x1, stride 1, no padding: the input already is the GEMM's right operand;
+//  - everything else: im2col, then one GEMM per (image, group).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/cpu_provider.h"
+#include "providers/cpu/math/blas.h"
+
+namespace onyx {
+namespace {
+
+enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
+
+Status ParseAutoPad(const std::string& s, AutoPad* out) {
+  if (s == "NOTSET" || s.empty()) {
+    *out = AutoPad::kNotSet;
+  } else if (s == "SAME_UPPER") {
+    *out = AutoPad::kSameUpper;
+  } else if (s == "SAME_LOWER") {
+    *out = AutoPad::kSameLower;
+  } else if (s == "VALID") {
+    *out = AutoPad::kValid;
+  } else {
+    return MakeError(ErrorCode::kInvalidGraph, "Conv: attribute auto_pad has unknown value '", s, "'");
+  }
+  return Status::OK();
+}
+
+// Shapes of one convolution with everything resolved to explicit numbers.
+struct ConvGeom {
+  size_t nd = 0;                            // spatial dims
+  std::vector<int64_t> in, out, k, s, d, pb;  // per spatial dim; pb = leading pad
+  int64_t in_size = 1, out_size = 1, kvol = 1;
+};
+
+// Returns x/y rounded up, for y > 0 and any x.
+int64_t CeilDiv(int64_t x, int64_t y) { return x >= 0 ? (x + y - 1) / y : -((-x) / y); }
+
+// Output positions [lo, hi) along one dim whose input coordinate
+// o*stride + off lies inside [0, in).
+void ValidRange(int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* lo, int64_t* hi) {
+  *lo = std::min(out, std::max<int64_t>(0, CeilDiv(-off, stride)));
+  *hi = std::max(*lo, std::min(out, CeilDiv(in - off, stride)));
+}
+
+// Fills rows [row_begin, row_end) of the [C*kvol, out_size] column matrix for
+// the channels starting at `x` ([C, in...]).
+template <typename T>
+void Im2Col(const T* x, const ConvGeom& g, int64_t row_begin, int64_t row_end, T* col) {
+  const size_t nd = g.nd;
+  const int64_t ow_n = g.out[nd - 1], iw_n = g.in[nd - 1], sw = g.s[nd - 1];
+  const int64_t outer = g.out_size / std::max<int64_t>(ow_n, 1);
+  std::vector<int64_t> kk(nd), o(nd);
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    const T* xc = x + (row / g.kvol) * g.in_size;
+    int64_t rem = row % g.kvol;
+    for (size_t j = nd; j-- > 0;) {
+      kk[j] = rem % g.k[j];
+      rem /= g.k[j];
+    }
+    const int64_t off_w = kk[nd - 1] * g.d[nd - 1] - g.pb[nd - 1];
+    int64_t lo, hi;
+    ValidRange(off_w, sw, iw_n, ow_n, &lo, &hi);
+    T* dst = col + row * g.out_size;
+    std::fill(o.begin(), o.end(), 0);
+    for (int64_t oi = 0; oi < outer; ++oi, dst += ow_n) {
+      bool inside = true;
+      int64_t in_off = 0;
+      for (size_t j = 0; j + 1 < nd; ++j) {
+        const int64_t ij = o[j] * g.s[j] - g.pb[j] + kk[j] * g.d[j];
+        inside = inside && ij >= 0 && ij < g.in[j];
+        in_off = in_off * g.in[j] + ij;
+      }
+      if (!inside) {
+        std::fill(dst, dst + ow_n, T(0));
+      } else {
+        const T* src = xc + in_off * iw_n + off_w;
+        std::fill(dst, dst + lo, T(0));
+        if (sw == 1) {
+          std::copy(src + lo, src + hi, dst + lo);
+        } else {
+          for (int64_t w = lo; w < hi; ++w) dst[w] = src[w * sw];
+        }
+        std::fill(dst + hi, dst + ow_n, T(0));
+      }
+      for (size_t j = nd - 1; j-- > 0;) {
+        if (++o[j] < g.out[j]) break;
+        o[j] = 0;
+      }
+    }
+  }
+}
+
+// One output plane of a 2-D depthwise convolution. The loops run over output
+// rows with the kernel taps outermost so the innermost loop is a contiguous
+// (stride 1) multiply-add over the valid columns, which the compiler vectorizes.
+template <typename T>
+void DepthwisePlane(const T* in, const T* w, T bias, const ConvGeom& g, const std::vector<int64_t>& lo,
+                    const std::vector<int64_t>& hi, T* out) {
+  const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1], KH = g.k[0], KW = g.k[1];
+  const int64_t sh = g.s[0], sw = g.s[1], dh = g.d[0], dw = g.d[1], ph = g.pb[0], pw = g.pb[1];
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    T* orow = out + oh * OW;
+    std::fill(orow, orow + OW, bias);
+    for (int64_t kh = 0; kh < KH; ++kh) {
+      const int64_t ih = oh * sh - ph + kh * dh;
+      if (ih < 0 || ih >= H) continue;
+      const T* irow = in + ih * W;
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        const T wv = w[kh * KW + kw];
+        const T* src = irow + kw * dw - pw;
+        if (sw == 1) {
+          for (int64_t ow = lo[kw]; ow < hi[kw]; ++ow) orow[ow] += wv * src[ow];
+        } else {
+          for (int64_t ow = lo[kw]; ow < hi[kw]; ++ow) orow[ow] += wv * src[ow * sw];
+        }
+      }
+    }
+  }
+}
+
+class ConvKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo& info) {
+    ONYX_RETURN_IF_ERROR(ParseAutoPad(info.AttrString("auto_pad", "NOTSET"), &auto_pad_));
+    group_ = info.AttrInt("group", 1);
+    ONYX_CHECK(group_ >= 1, ErrorCode::kInvalidGraph, "Conv: attribute group must be >= 1, got ", group_);
+    kernel_shape_ = info.AttrInts("kernel_shape");
+    strides_ = info.AttrInts("strides");
+    dilations_ = info.AttrInts("dilations");
+    pads_ = info.AttrInts("pads");
+    for (int64_t v : kernel_shape_)
+      ONYX_CHECK(v > 0, ErrorCode::kInvalidGraph, "Conv: attribute kernel_shape has a non-positive value ", v);
+    for (int64_t v : strides_)
+      ONYX_CHECK(v > 0, ErrorCode::kInvalidGraph, "Conv: attribute strides has a non-positive value ", v);
+    for (int64_t v : dilations_)
+      ONYX_CHECK(v > 0, ErrorCode::kInvalidGraph, "Conv: attribute dilations has a non-positive value ", v);
+    for (int64_t v : pads_) ONYX_CHECK(v >= 0, ErrorCode::kInvalidGraph, "Conv: attribute pads has a negative value ", v);
+    ONYX_CHECK(pads_.size() % 2 == 0, ErrorCode::kInvalidGraph, "Conv: attribute pads has ", pads_.size(),
+               " values; it needs two per spatial dim");
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* x = nullptr;
+    const Tensor* w = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &w));
+    const Tensor* bias = ctx.Input(2);
+    const Dims& xd = x->dims();
+    const Dims& wd = w->dims();
+    ONYX_CHECK_ARG(xd.size() >= 3, "Conv: input X ", ShapeToString(xd), " must have rank >= 3 (N, C, spatial...)");
+    ONYX_CHECK_ARG(wd.size() == xd.size(), "Conv: weight W ", ShapeToString(wd), " must have the same rank as input X ",
+                   ShapeToString(xd));
+    ONYX_CHECK_ARG(w->type() == x->type() && (bias == nullptr || bias->type() == x->type()),
+                   "Conv: inputs X, W and B must have the same element type");
+    const int64_t N = xd[0], C = xd[1], M = wd[0], Cg = wd[1];
+    ONYX_CHECK_ARG(C == Cg * group_, "Conv: input X ", ShapeToString(xd), " has ", C, " channels but weight W ",
+                   ShapeToString(wd), " expects ", Cg * group_, " (group ", group_, ")");
+    ONYX_CHECK_ARG(M % group_ == 0, "Conv: weight W ", ShapeToString(wd), " has ", M,
+                   " output channels, not a multiple of group ", group_);
+    if (bias != nullptr)
+      ONYX_CHECK_ARG(bias->rank() == 1 && bias->dims()[0] == M, "Conv: bias B ", ShapeToString(bias->dims()),
+                     " must be [", M, "] to match weight W ", ShapeToString(wd));
+
+    ConvGeom g;
+    ONYX_RETURN_IF_ERROR(Resolve(xd, wd, &g));
+    Dims yd{N, M};
+    yd.insert(yd.end(), g.out.begin(), g.out.end());
+    Tensor* y = ctx.Output(0, yd, x->type());
+    if (y == nullptr || y->size() == 0) return Status::OK();
+
+    return DispatchFloat(x->type(), "Conv", [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      return Run<T>(ctx, *x, *w, bias, g, y);
+    });
+  }
+
+ private:
+  Status Resolve(const Dims& xd, const Dims& wd, ConvGeom* g) const {
+    const size_t nd = xd.size() - 2;
+    auto sized = [&](const std::vector<int64_t>& v, size_t n, int64_t dflt, const char* name,
+                     std::vector<int64_t>* out) -> Status {
+      if (v.empty()) {
+        out->assign(n, dflt);
+        return Status::OK();
+      }
+      ONYX_CHECK_ARG(v.size() == n, "Conv: attribute ", name, " has ", v.size(), " values but input X ",
+                     ShapeToString(xd), " needs ", n);
+      *out = v;
+      return Status::OK();
+    };
+    g->nd = nd;
+    g->k.assign(wd.begin() + 2, wd.end());
+    for (int64_t v : g->k)
+      ONYX_CHECK_ARG(v > 0, "Conv: weight W ", ShapeToString(wd), " has an empty kernel dimension");
+    if (!kernel_shape_.empty())
+      ONYX_CHECK_ARG(kernel_shape_ == g->k, "Conv: attribute kernel_shape ", ShapeToString(kernel_shape_),
+                     " does not match weight W ", ShapeToString(wd));
+    std::vector<int64_t> pads;
+    ONYX_RETURN_IF_ERROR(sized(strides_, nd, 1, "strides", &g->s));
+    ONYX_RETURN_IF_ERROR(sized(dilations_, nd, 1, "dilations", &g->d));
+    ONYX_RETURN_IF_ERROR(sized(pads_, 2 * nd, 0, "pads", &pads));
+    g->in.assign(xd.begin() + 2, xd.end());
+    g->out.resize(nd);
+    g->pb.resize(nd);
+    for (size_t j = 0; j < nd; ++j) {
+      const int64_t in = g->in[j], keff = (g->k[j] - 1) * g->d[j] + 1, s = g->s[j];
+      int64_t out = 0, pb = 0;
+      switch (auto_pad_) {
+        case AutoPad::kNotSet:
+          pb = pads[j];
+          out = in + pads[j] + pads[j + nd] >= keff ? (in + pads[j] + pads[j + nd] - keff) / s + 1 : 0;
+          break;
+        case AutoPad::kValid:
+          out = in >= keff ? (in - keff) / s + 1 : 0;
+          break;
+        case AutoPad::kSameUpper:
+        case AutoPad::kSameLower: {
+          out = CeilDiv(in, s);
+          const int64_t total = std::max<int64_t>(0, (out - 1) * s + keff - in);
+          pb = auto_pad_ == AutoPad::kSameUpper ? total / 2 : total - total / 2;
+          break;
+        }
+      }
+      ONYX_CHECK_ARG(out > 0 || in == 0, "Conv: input X ", ShapeToString(xd),
+                     " is smaller than the (dilated, padded) kernel of weight W ", ShapeToString(wd));
+      g->out[j] = out;
+      g->pb[j] = pb;
+      g->in_size *= in;
+      g->out_size *= out;
+      g->kvol *= g->k[j];
+    }
+    return Status::OK();
+  }
+
+  template <typename T>
+  Status Run(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* bias, const ConvGeom& g,
+             Tensor* y) const {
+    const int64_t N = x.dims()[0], C = x.dims()[1], M = w.dims()[0];
+    const int64_t Cg = C / group_, Mg = M / group_;
+    const T* xv = x.data<T>();
+    const T* wv = w.data<T>();
+    const T* bv = bias ? bias->data<T>() : nullptr;
+    T* yv = y->data<T>();
+
+    if (g.nd == 2 && Cg == 1 && group_ == C && group_ > 1) {
+      std::vector<int64_t> lo(g.k[1]), hi(g.k[1]);
+      for (int64_t kw = 0; kw < g.k[1]; ++kw) ValidRange(kw * g.d[1] - g.pb[1], g.s[1], g.in[1], g.out[1], &lo[kw], &hi[kw]);
+      const int64_t per_plane = g.out_size * g.kvol;
+      ThreadPool::For(ctx.threads(), N * M, std::max<int64_t>(1, 32768 / std::max<int64_t>(per_plane, 1)),
+                      [&](int64_t begin, int64_t end) {
+                        for (int64_t p = begin; p < end; ++p) {
+                          const int64_t n = p / M, m = p % M, c = m / Mg;
+                          DepthwisePlane<T>(xv + (n * C + c) * g.in_size, wv + m * g.kvol, bv ? bv[m] : T(0), g, lo, hi,
+                                            yv + p * g.out_size);
+                        }
+                      });
+      return Status::OK();
+    }
+
+    const int64_t Kc = Cg * g.kvol, OS = g.out_size;
+    ONYX_CHECK_ARG(FitsBlasInt(Mg) && FitsBlasInt(Kc) && FitsBlasInt(OS), "Conv: input X ", ShapeToString(x.dims()),
+                   " and weight W ", ShapeToString(w.dims()), " are too large for one GEMM");
+    bool pointwise = true;
+    for (size_t j = 0; j < g.nd; ++j)
+      pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
+
+    // Y block of (n, grp) = W_grp [Mg, Kc] x cols [Kc, OS] (+ bias, staged in Y).
+    auto gemm = [&](int64_t n, int64_t grp, const T* cols) {
+      T* yb = yv + (n * M + grp * Mg) * OS;
+      if (bv != nullptr)
+        for (int64_t m = 0; m < Mg; ++m) std::fill(yb + m * OS, yb + (m + 1) * OS, bv[grp * Mg + m]);
+      BlasGemm<T>(false, false, Mg, OS, Kc, T(1), wv + grp * Mg * Kc, Kc, cols, OS, bv ? T(1) : T(0), yb, OS);
+    };
+    auto image = [&](int64_t n, int64_t grp) { return xv + (n * C + grp * Cg) * g.in_size; };
+
+    const double work = static_cast<double>(Mg) * OS * Kc;
+    const int64_t units = N * group_;
+    if (work <= kBlasSingleThreadWork && units > 1) {
+      // Many small GEMMs (grouped convs, late small feature maps): each thread
+      // takes whole (image, group) units with its own column buffer.
+      const int64_t min_chunk = std::max<int64_t>(1, static_cast<int64_t>(65536.0 / std::max(work, 1.0)));
+      ThreadPool::For(ctx.threads(), units, min_chunk, [&](int64_t begin, int64_t end) {
+        std::vector<T> cols(pointwise ? 0 : static_cast<size_t>(Kc * OS));
+        for (int64_t u = begin; u < end; ++u) {
+          const int64_t n = u / group_, grp = u % group_;
+          if (pointwise) {
+            gemm(n, grp, image(n, grp));
+          } else {
+            Im2Col<T>(image(n, grp), g, 0, Kc, cols.data());
+            gemm(n, grp, cols.data());
+          }
+        }
+      });
+      return Status::OK();
+    }
+
+    // Big GEMMs: OpenBLAS threads each call itself, so only im2col uses our pool.
+    std::vector<T> cols(pointwise ? 0 : static_cast<size_t>(Kc * OS));
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t grp = 0; grp < group_; ++grp) {
+        if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, "Conv: run terminated on request");
+        if (pointwise) {
+          gemm(n, grp, image(n, grp));
+          continue;
+        }
+        const T* src = image(n, grp);
+        ThreadPool::For(ctx.threads(), Kc, std::max<int64_t>(1, 16384 / std::max<int64_t>(OS, 1)),
+                        [&](int64_t begin, int64_t end) { Im2Col<T>(src, g, begin, end, cols.data()); });
+        gemm(n, grp, cols.data());
+      }
+    }
+    return Status::OK();
+  }
+
+  AutoPad auto_pad_ = AutoPad::kNotSet;
+  int64_t group_ = 1;
+  std::vector<int64_t> kernel_shape_, strides_, dilations_, pads_;
+};
+
+}  // namespace
+
+void RegisterConv(KernelRegistry& r) {
+  KernelDef def;
+  def.op_type = "Conv";
+  def.since_version = 1;
+  def.types = FloatTypes();
+  def.create = MakeKernel<ConvKernel>();
+  r.Register(std::move(def));
+}
+
+}  // namespace onyx

@@ -1,0 +1,289 @@
+// MaxPool, AveragePool (NCHW, 1 to 3 spatial dims), GlobalMaxPool and
+// GlobalAveragePool (any rank).
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/cpu_provider.h"
+
+namespace onyx {
+namespace {
+
+enum class PoolKind { kMax, kAverage };
+
+const char* KindName(PoolKind k) { return k == PoolKind::kMax ? "MaxPool" : "AveragePool"; }
+
+// float accumulates in float, double in double, integers in double.
+template <typename T>
+using AccumOf = std::conditional_t<std::is_same<T, float>::value, float, double>;
+
+// One spatial dim of a pooling window walk: for output position o, the window
+// starts at input coordinate start[o] and taps t in [lo[o], hi[o]) fall inside
+// the input; incl[o] counts taps inside the padded extent (count_include_pad).
+struct PoolAxis {
+  int64_t in = 1, out = 1, dil = 1;
+  std::vector<int64_t> start, lo, hi, incl;
+};
+
+// The spatial dims padded to exactly three (leading dims of size 1), so one
+// loop nest serves 1-D, 2-D and 3-D pools.
+constexpr size_t kPoolDims = 3;
+
+template <PoolKind kKind>
+class PoolKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo& info) {
+    const char* op = KindName(kKind);
+    kernel_ = info.AttrInts("kernel_shape");
+    ONYX_CHECK(!kernel_.empty(), ErrorCode::kInvalidGraph, op, ": attribute kernel_shape is required");
+    ONYX_CHECK(kernel_.size() <= kPoolDims, ErrorCode::kNotImplemented, op, ": ", kernel_.size(),
+               " spatial dims are not supported (at most ", kPoolDims, ")");
+    const size_t nd = kernel_.size();
+    for (int64_t v : kernel_)
+      ONYX_CHECK(v > 0, ErrorCode::kInvalidGraph, op, ": attribute kernel_shape has a non-positive value ", v);
+    strides_ = info.AttrInts("strides");
+    dilations_ = info.AttrInts("dilations");
+    pads_ = info.AttrInts("pads");
+    if (strides_.empty()) strides_.assign(nd, 1);
+    if (dilations_.empty()) dilations_.assign(nd, 1);
+    if (pads_.empty()) pads_.assign(2 * nd, 0);
+    ONYX_CHECK(strides_.size() == nd, ErrorCode::kInvalidGraph, op, ": attribute strides has ", strides_.size(),
+               " values but kernel_shape has ", nd);
+    ONYX_CHECK(dilations_.size() == nd, ErrorCode::kInvalidGraph, op, ": attribute dilations has ", dilations_.size(),
+               " values but kernel_shape has ", nd);
+    ONYX_CHECK(pads_.size() == 2 * nd, ErrorCode::kInvalidGraph, op, ": attribute pads has ", pads_.size(),
+               " values but needs ", 2 * nd);
+    for (int64_t v : strides_)
+      ONYX_CHECK(v > 0, ErrorCode::kInvalidGraph, op, ": attribute strides has a non-positive value ", v);
+    for (int64_t v : dilations_)
+      ONYX_CHECK(v > 0, ErrorCode::kInvalidGraph, op, ": attribute dilations has a non-positive value ", v);
+    for (int64_t v : pads_) ONYX_CHECK(v >= 0, ErrorCode::kInvalidGraph, op, ": attribute pads has a negative value ", v);
+    auto_pad_ = info.AttrString("auto_pad", "NOTSET");
+    ONYX_CHECK(auto_pad_ == "NOTSET" || auto_pad_ == "VALID" || auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER",
+               ErrorCode::kInvalidGraph, op, ": attribute auto_pad has unknown value '", auto_pad_, "'");
+    ceil_mode_ = info.AttrInt("ceil_mode", 0);
+    ONYX_CHECK(ceil_mode_ == 0 || ceil_mode_ == 1, ErrorCode::kInvalidGraph, op,
+               ": attribute ceil_mode must be 0 or 1, got ", ceil_mode_);
+    count_include_pad_ = info.AttrInt("count_include_pad", 0);
+    storage_order_ = info.AttrInt("storage_order", 0);
+    ONYX_CHECK(storage_order_ == 0 || storage_order_ == 1, ErrorCode::kInvalidGraph, op,
+               ": attribute storage_order must be 0 or 1, got ", storage_order_);
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const char* op = KindName(kKind);
+    const Tensor* x = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
+    const Dims& xd = x->dims();
+    const size_t nd = kernel_.size();
+    ONYX_CHECK_ARG(xd.size() == nd + 2, op, ": input X ", ShapeToString(xd), " must have rank ", nd + 2,
+                   " to match kernel_shape ", ShapeToString(kernel_));
+
+    // Axes [0, kPoolDims - nd) are dummies of size 1.
+    PoolAxis axes[kPoolDims];
+    Dims yd{xd[0], xd[1]};
+    for (size_t j = 0; j < nd; ++j) {
+      PoolAxis& a = axes[kPoolDims - nd + j];
+      ONYX_RETURN_IF_ERROR(PlanAxis(xd, j, &a));
+      yd.push_back(a.out);
+    }
+    for (size_t j = 0; j < kPoolDims - nd; ++j) PlanDummy(&axes[j]);
+
+    Tensor* y = ctx.Output(0, yd, x->type());
+    Tensor* indices = nullptr;
+    if (kKind == PoolKind::kMax) indices = ctx.Output(1, yd, ElemType::kInt64);
+    if (y == nullptr || y->size() == 0) return Status::OK();
+
+    return DispatchNumeric(x->type(), op, [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      Run<T>(ctx, *x, axes, y->data<T>(), indices ? indices->data<int64_t>() : nullptr);
+      return Status::OK();
+    });
+  }
+
+ private:
+  Status PlanAxis(const Dims& xd, size_t j, PoolAxis* a) const {
+    const size_t nd = kernel_.size();
+    const int64_t in = xd[j + 2], k = kernel_[j], s = strides_[j], d = dilations_[j];
+    const int64_t keff = (k - 1) * d + 1;
+    int64_t pb = pads_[j], pe = pads_[j + nd], out = 0;
+    if (auto_pad_ == "VALID") {
+      pb = pe = 0;
+      out = in >= keff ? (in - keff) / s + 1 : 0;
+    } else if (auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER") {
+      out = (in + s - 1) / s;
+      const int64_t total = std::max<int64_t>(0, (out - 1) * s + keff - in);
+      pb = auto_pad_ == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pe = total - pb;
+    } else {
+      const int64_t span = in + pb + pe - keff;
+      ONYX_CHECK_ARG(span >= 0, KindName(kKind), ": input X ", ShapeToString(xd), " is smaller than the (dilated) kernel ",
+                     ShapeToString(kernel_), " plus pads along spatial dim ", j);
+      out = (ceil_mode_ ? (span + s - 1) / s : span / s) + 1;
+      // The last window must start inside the input or the leading pad.
+      if (ceil_mode_ && (out - 1) * s >= in + pb) --out;
+    }
+    ONYX_CHECK_ARG(out > 0 || in == 0, KindName(kKind), ": input X ", ShapeToString(xd),
+                   " is smaller than the (dilated) kernel ", ShapeToString(kernel_), " along spatial dim ", j);
+    a->in = in;
+    a->out = out;
+    a->dil = d;
+    a->start.resize(out);
+    a->lo.resize(out);
+    a->hi.resize(out);
+    a->incl.resize(out);
+    for (int64_t o = 0; o < out; ++o) {
+      const int64_t st = o * s - pb;
+      int64_t lo = st >= 0 ? 0 : (-st + d - 1) / d;
+      int64_t hi = in - st > 0 ? std::min(k, (in - st + d - 1) / d) : 0;
+      int64_t incl = std::min(k, (in + pe - st + d - 1) / d);
+      a->start[o] = st;
+      a->lo[o] = std::min(lo, k);
+      a->hi[o] = std::max(a->lo[o], hi);
+      a->incl[o] = std::max<int64_t>(incl, 0);
+    }
+    return Status::OK();
+  }
+
+  static void PlanDummy(PoolAxis* a) {
+    a->in = a->out = a->dil = 1;
+    a->start = {0};
+    a->lo = {0};
+    a->hi = {1};
+    a->incl = {1};
+  }
+
+  template <typename T>
+  void Run(KernelContext& ctx, const Tensor& x, const PoolAxis* ax, T* y, int64_t* indices) const {
+    const int64_t D = ax[0].in, H = ax[1].in, W = ax[2].in;
+    const int64_t OD = ax[0].out, OH = ax[1].out, OW = ax[2].out;
+    const int64_t dd = ax[0].dil, dh = ax[1].dil, dw = ax[2].dil;
+    const int64_t in_plane = D * H * W, out_plane = OD * OH * OW;
+    const int64_t planes = x.dims()[0] * x.dims()[1];
+    int64_t window = 1;
+    for (int64_t k : kernel_) window *= k;
+    const T* xv = x.data<T>();
+    const bool column_major = storage_order_ == 1;
+
+    ThreadPool::For(ctx.threads(), planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(out_plane * window, 1)),
+                    [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) {
+        const T* in = xv + p * in_plane;
+        T* out = y + p * out_plane;
+        int64_t* idx = indices ? indices + p * out_plane : nullptr;
+        for (int64_t od = 0; od < OD; ++od) {
+          for (int64_t oh = 0; oh < OH; ++oh) {
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              const int64_t o = (od * OH + oh) * OW + ow;
+              const int64_t sd = ax[0].start[od], sh = ax[1].start[oh], sw = ax[2].start[ow];
+              if constexpr (kKind == PoolKind::kMax) {
+                T best = std::numeric_limits<T>::lowest();
+                int64_t best_at = -1;
+                for (int64_t td = ax[0].lo[od]; td < ax[0].hi[od]; ++td) {
+                  const int64_t id = sd + td * dd;
+                  for (int64_t th = ax[1].lo[oh]; th < ax[1].hi[oh]; ++th) {
+                    const int64_t ih = sh + th * dh;
+                    const T* row = in + (id * H + ih) * W;
+                    for (int64_t tw = ax[2].lo[ow]; tw < ax[2].hi[ow]; ++tw) {
+                      const int64_t iw = sw + tw * dw;
+                      if (row[iw] > best || best_at < 0) {
+                        best = row[iw];
+                        best_at = column_major ? id + D * (ih + H * iw) : (id * H + ih) * W + iw;
+                      }
+                    }
+                  }
+                }
+                out[o] = best;
+                if (idx) idx[o] = best_at < 0 ? -1 : p * in_plane + best_at;
+              } else {
+                AccumOf<T> sum = 0;
+                for (int64_t td = ax[0].lo[od]; td < ax[0].hi[od]; ++td) {
+                  const int64_t id = sd + td * dd;
+                  for (int64_t th = ax[1].lo[oh]; th < ax[1].hi[oh]; ++th) {
+                    const T* row = in + (id * H + sh + th * dh) * W + sw;
+                    for (int64_t tw = ax[2].lo[ow]; tw < ax[2].hi[ow]; ++tw) sum += row[tw * dw];
+                  }
+                }
+                const int64_t count =
+                    count_include_pad_
+                        ? ax[0].incl[od] * ax[1].incl[oh] * ax[2].incl[ow]
+                        : (ax[0].hi[od] - ax[0].lo[od]) * (ax[1].hi[oh] - ax[1].lo[oh]) * (ax[2].hi[ow] - ax[2].lo[ow]);
+                out[o] = count > 0 ? static_cast<T>(sum / static_cast<AccumOf<T>>(count)) : T(0);
+              }
+            }
+          }
+        }
+      }
+    });
+  }
+
+  std::vector<int64_t> kernel_, strides_, dilations_, pads_;
+  std::string auto_pad_;
+  int64_t ceil_mode_ = 0;
+  int64_t count_include_pad_ = 0;
+  int64_t storage_order_ = 0;
+};
+
+template <PoolKind kKind>
+class GlobalPoolKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo&) { return Status::OK(); }
+
+  Status Compute(KernelContext& ctx) const override {
+    const char* op = kKind == PoolKind::kMax ? "GlobalMaxPool" : "GlobalAveragePool";
+    const Tensor* x = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
+    const Dims& xd = x->dims();
+    ONYX_CHECK_ARG(xd.size() >= 2, op, ": input X ", ShapeToString(xd), " must have rank >= 2 (N, C, spatial...)");
+    Dims yd(xd.size(), 1);
+    yd[0] = xd[0];
+    yd[1] = xd[1];
+    int64_t inner = 1;
+    for (size_t j = 2; j < xd.size(); ++j) inner *= xd[j];
+    ONYX_CHECK_ARG(inner > 0 || xd[0] * xd[1] == 0, op, ": input X ", ShapeToString(xd), " has an empty spatial extent");
+    Tensor* y = ctx.Output(0, yd, x->type());
+    if (y == nullptr || y->size() == 0) return Status::OK();
+    return DispatchFloat(x->type(), op, [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      const T* xv = x->data<T>();
+      T* yv = y->data<T>();
+      ThreadPool::For(ctx.threads(), y->size(), std::max<int64_t>(1, 16384 / inner), [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) {
+          const T* in = xv + p * inner;
+          if constexpr (kKind == PoolKind::kMax) {
+            yv[p] = *std::max_element(in, in + inner);
+          } else {
+            T sum = 0;
+            for (int64_t i = 0; i < inner; ++i) sum += in[i];
+            yv[p] = sum / static_cast<T>(inner);
+          }
+        }
+      });
+      return Status::OK();
+    });
+  }
+};
+
+}  // namespace
+
+void RegisterPool(KernelRegistry& r) {
+  auto reg = [&r](const char* op, KernelCreateFn create, std::vector<ElemType> types) {
+    KernelDef def;
+    def.op_type = op;
+    def.since_version = 1;
+    def.types = std::move(types);
+    def.create = std::move(create);
+    r.Register(std::move(def));
+  };
+  reg("MaxPool", MakeKernel<PoolKernel<PoolKind::kMax>>(),
+      {ElemType::kFloat, ElemType::kDouble, ElemType::kInt8, ElemType::kUint8});
+  reg("AveragePool", MakeKernel<PoolKernel<PoolKind::kAverage>>(), FloatTypes());
+  reg("GlobalMaxPool", MakeKernel<GlobalPoolKernel<PoolKind::kMax>>(), FloatTypes());
+  reg("GlobalAveragePool", MakeKernel<GlobalPoolKernel<PoolKind::kAverage>>(), FloatTypes());
+}
+
+}  // namespace onyx
