@@ -5,7 +5,7 @@
   the tests' own logic against the oracle (every comparison must then pass trivially).
 - `model_files` (session-scoped) generates the end-to-end models once into
   $ONYX_MODEL_DIR (else <repo>/build/models); ONYX_TEST_SMALL_MODELS=1 uses the
-  small BERT (2 layers), kept apart in <dir>/small.
+  small BERT (2 layers), kept apart in <dir>/small/bert.onnx.
 """
 
 import importlib.util
@@ -53,8 +53,6 @@ def model_generator():
 @pytest.fixture(scope="session")
 def model_dir():
     d = os.environ.get("ONYX_MODEL_DIR") or os.path.join(REPO_ROOT, "build", "models")
-    if SMALL_MODELS:
-        d = os.path.join(d, "small")
     os.makedirs(d, exist_ok=True)
     return d
 
@@ -68,7 +66,9 @@ class ModelFiles:
 
     def path(self, name):
         if name not in self._paths:
-            self._paths[name] = self.gen.ensure_model(self.dir, name, small=self.small)
+            # --small changes only BERT; keep it apart so both sizes stay cached.
+            d = os.path.join(self.dir, "small") if (self.small and name == "bert") else self.dir
+            self._paths[name] = self.gen.ensure_model(d, name, small=self.small)
         return self._paths[name]
 
     def bert_config(self):

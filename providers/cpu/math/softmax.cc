@@ -14,7 +14,7 @@ namespace {
 // Softmax over `n` values that are `stride` apart, for `inner` interleaved
 // rows at once (stride == inner). Subtracting the row max keeps exp in range.
 template <typename T, bool kLog>
-void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner, std::vector<float>& mx, std::vector<float>& sum) {
+void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner) {
   using C = typename CalcType<T>::type;
   if (inner == 1) {
     C m = static_cast<C>(x[0]);
@@ -39,8 +39,6 @@ void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner, std::vector<float>
     return;
   }
   // Softmax along a non-last axis: walk the axis, vectorized across the rows.
-  mx.assign(static_cast<size_t>(inner), -std::numeric_limits<float>::infinity());
-  sum.assign(static_cast<size_t>(inner), 0.f);
   std::vector<C> m(static_cast<size_t>(inner), -std::numeric_limits<C>::infinity());
   std::vector<C> s(static_cast<size_t>(inner), C(0));
   for (int64_t i = 0; i < n; ++i) {
@@ -99,8 +97,7 @@ class SoftmaxKernel final : public OpKernel {
       const int64_t block = n * inner;
       const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, block));
       ThreadPool::For(ctx.threads(), outer, grain, [&](int64_t b, int64_t e) {
-        std::vector<float> mx, sum;
-        for (int64_t o = b; o < e; ++o) SoftmaxBlock<T, kLog>(x + o * block, y + o * block, n, inner, mx, sum);
+        for (int64_t o = b; o < e; ++o) SoftmaxBlock<T, kLog>(x + o * block, y + o * block, n, inner);
       });
       return Status::OK();
     });

@@ -1,7 +1,158 @@
+// LayerNormalization (opset 17): each row (the dims from `axis` on, which are
+// contiguous) is normalized to zero mean and unit variance, then scaled and shifted.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/cpu_provider.h"
 
 namespace onyx {
+namespace {
 
-void RegisterLayerNorm(KernelRegistry&) {}
+// `t` broadcast (unidirectionally, right-aligned) to `shape`, flattened.
+// Returns false when it does not broadcast.
+template <typename T>
+bool ExpandTo(const Tensor& t, const Dims& shape, std::vector<T>* out) {
+  const Dims& td = t.dims();
+  if (td.size() > shape.size()) {
+    // Leading 1s beyond the target rank are harmless.
+    for (size_t i = 0; i + shape.size() < td.size(); ++i)
+      if (td[i] != 1) return false;
+  }
+  const size_t r = shape.size();
+  std::vector<int64_t> stride(r, 0);
+  int64_t s = 1;
+  for (size_t i = r; i-- > 0;) {
+    const size_t back = r - 1 - i;
+    const int64_t d = back < td.size() ? td[td.size() - 1 - back] : 1;
+    if (d != 1 && d != shape[i]) return false;
+    stride[i] = d == 1 ? 0 : s;
+    s *= d;
+  }
+  const int64_t n = ShapeSize(shape);
+  out->resize(n);
+  const T* src = t.data<T>();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rem = i, off = 0;
+    for (size_t j = r; j-- > 0;) {
+      off += (rem % shape[j]) * stride[j];
+      rem /= shape[j];
+    }
+    (*out)[i] = src[off];
+  }
+  return true;
+}
+
+// True when `a` and `b` are the same shape up to leading 1s.
+bool SameShapeIgnoringLeadingOnes(const Dims& a, const Dims& b) {
+  auto strip = [](const Dims& d) {
+    size_t i = 0;
+    while (i < d.size() && d[i] == 1) ++i;
+    return Dims(d.begin() + i, d.end());
+  };
+  return strip(a) == strip(b);
+}
+
+class LayerNormKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo& info) {
+    axis_ = info.AttrInt("axis", -1);
+    epsilon_ = info.AttrFloat("epsilon", 1e-5f);
+    ONYX_CHECK(epsilon_ >= 0.f, ErrorCode::kInvalidGraph, "LayerNormalization: attribute epsilon must be >= 0, got ",
+               epsilon_);
+    const int64_t stash = info.AttrInt("stash_type", 1);
+    ONYX_CHECK(stash == 1, ErrorCode::kNotImplemented, "LayerNormalization: stash_type ", stash,
+               " is not implemented (only 1, float)");
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* x = nullptr;
+    const Tensor* scale = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &scale));
+    const Tensor* bias = ctx.Input(2);
+    const Dims& xd = x->dims();
+    const int64_t rank = static_cast<int64_t>(xd.size());
+    ONYX_CHECK_ARG(axis_ >= -rank && axis_ < rank, "LayerNormalization: attribute axis ", axis_,
+                   " is out of range for input X ", ShapeToString(xd));
+    ONYX_CHECK_ARG(scale->type() == x->type() && (bias == nullptr || bias->type() == x->type()),
+                   "LayerNormalization: inputs X, Scale and B must have the same element type");
+    const size_t axis = static_cast<size_t>(axis_ < 0 ? axis_ + rank : axis_);
+    const Dims norm_shape(xd.begin() + axis, xd.end());
+    const int64_t cols = ShapeSize(norm_shape);
+    const int64_t rows = ShapeSize(Dims(xd.begin(), xd.begin() + axis));
+
+    Dims stat_dims(xd.begin(), xd.begin() + axis);
+    stat_dims.resize(xd.size(), 1);
+    Tensor* y = ctx.Output(0, xd, x->type());
+    Tensor* mean_out = ctx.Output(1, stat_dims, ElemType::kFloat);
+    Tensor* inv_out = ctx.Output(2, stat_dims, ElemType::kFloat);
+
+    return DispatchFloat(x->type(), "LayerNormalization", [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      // Usually Scale and B already have the normalized shape; otherwise expand them once.
+      std::vector<T> scale_buf, bias_buf;
+      const T* sv = scale->data<T>();
+      const T* bv = bias ? bias->data<T>() : nullptr;
+      if (!SameShapeIgnoringLeadingOnes(scale->dims(), norm_shape)) {
+        ONYX_CHECK_ARG(ExpandTo<T>(*scale, norm_shape, &scale_buf), "LayerNormalization: input Scale ",
+                       ShapeToString(scale->dims()), " does not broadcast to ", ShapeToString(norm_shape),
+                       " (input X ", ShapeToString(xd), ", axis ", axis_, ")");
+        sv = scale_buf.data();
+      }
+      if (bias && !SameShapeIgnoringLeadingOnes(bias->dims(), norm_shape)) {
+        ONYX_CHECK_ARG(ExpandTo<T>(*bias, norm_shape, &bias_buf), "LayerNormalization: input B ",
+                       ShapeToString(bias->dims()), " does not broadcast to ", ShapeToString(norm_shape),
+                       " (input X ", ShapeToString(xd), ", axis ", axis_, ")");
+        bv = bias_buf.data();
+      }
+      if (y == nullptr) return Status::OK();
+      const T* xv = x->data<T>();
+      T* yv = y->data<T>();
+      float* mv = mean_out ? mean_out->data<float>() : nullptr;
+      float* iv = inv_out ? inv_out->data<float>() : nullptr;
+      const T eps = static_cast<T>(epsilon_);
+      ThreadPool::For(ctx.threads(), rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1)), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const T* src = xv + r * cols;
+          T* dst = yv + r * cols;
+          // Two passes (mean, then squared deviations) avoid the cancellation
+          // of E[x^2] - E[x]^2 on rows with a large mean.
+          T sum = 0;
+          for (int64_t i = 0; i < cols; ++i) sum += src[i];
+          const T mean = sum / static_cast<T>(cols);
+          T sq = 0;
+          for (int64_t i = 0; i < cols; ++i) sq += (src[i] - mean) * (src[i] - mean);
+          const T inv = T(1) / std::sqrt(sq / static_cast<T>(cols) + eps);
+          if (bv) {
+            for (int64_t i = 0; i < cols; ++i) dst[i] = (src[i] - mean) * inv * sv[i] + bv[i];
+          } else {
+            for (int64_t i = 0; i < cols; ++i) dst[i] = (src[i] - mean) * inv * sv[i];
+          }
+          if (mv) mv[r] = static_cast<float>(mean);
+          if (iv) iv[r] = static_cast<float>(inv);
+        }
+      });
+      return Status::OK();
+    });
+  }
+
+ private:
+  int64_t axis_ = -1;
+  float epsilon_ = 1e-5f;
+};
+
+}  // namespace
+
+void RegisterLayerNorm(KernelRegistry& r) {
+  KernelDef def;
+  def.op_type = "LayerNormalization";
+  def.since_version = 17;
+  def.types = FloatTypes();
+  def.create = MakeKernel<LayerNormKernel>();
+  r.Register(std::move(def));
+}
 
 }  // namespace onyx

@@ -1,7 +1,101 @@
+#include <climits>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/cpu_provider.h"
 
 namespace onyx {
 
-void RegisterConcat(KernelRegistry& r) { (void)r; }
+namespace {
+
+class ConcatKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo& info) {
+    const Attribute* a = info.Attr("axis");
+    // Opset 1-3 defaults to axis 1; later opsets require the attribute.
+    ONYX_CHECK(a != nullptr || info.opset() < 4, ErrorCode::kInvalidGraph, "Concat: attribute 'axis' is required");
+    axis_ = a ? a->i : 1;
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const int n = ctx.InputCount();
+    ONYX_CHECK_ARG(n >= 1, "Concat: needs at least one input");
+    std::vector<const Tensor*> ins;
+    for (int i = 0; i < n; ++i) {
+      const Tensor* t = nullptr;
+      ONYX_RETURN_IF_ERROR(ctx.RequiredInput(i, &t));
+      ins.push_back(t);
+    }
+    const Tensor& first = *ins[0];
+    const int64_t rank = static_cast<int64_t>(first.rank());
+    ONYX_CHECK_ARG(rank > 0, "Concat: inputs must have rank >= 1, input 0 is a scalar");
+    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    ONYX_CHECK_ARG(axis >= 0 && axis < rank, "Concat: attribute axis ", axis_, " is out of range for rank ", rank);
+    Dims out = first.dims();
+    out[axis] = 0;
+    for (int i = 0; i < n; ++i) {
+      const Tensor& t = *ins[i];
+      ONYX_CHECK_ARG(t.type() == first.type(), "Concat: input ", i, " has type ", ElemTypeName(t.type()),
+                     " but input 0 has type ", ElemTypeName(first.type()));
+      bool ok = static_cast<int64_t>(t.rank()) == rank;
+      for (int64_t k = 0; ok && k < rank; ++k) ok = k == axis || t.dims()[k] == first.dims()[k];
+      ONYX_CHECK_ARG(ok, "Concat: input ", i, " has shape ", ShapeToString(t.dims()), " which does not match input 0 ",
+                     ShapeToString(first.dims()), " outside axis ", axis);
+      out[axis] += t.dims()[axis];
+    }
+    Tensor* Y = ctx.Output(0, out, first.type());
+    if (Y == nullptr) return Status::OK();
+    int64_t outer = 1, inner = 1;
+    for (int64_t k = 0; k < axis; ++k) outer *= out[k];
+    for (int64_t k = axis + 1; k < rank; ++k) inner *= out[k];
+    const int64_t out_row = out[axis] * inner;
+    if (first.type() == ElemType::kString) {
+      auto* y = Y->data<std::string>();
+      int64_t col = 0;
+      for (const Tensor* t : ins) {
+        const int64_t row = t->dims()[axis] * inner;
+        const auto* x = t->data<std::string>();
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t j = 0; j < row; ++j) y[o * out_row + col + j] = x[o * row + j];
+        col += row;
+      }
+      return Status::OK();
+    }
+    const size_t es = ElemSize(first.type());
+    ONYX_CHECK(es > 0, ErrorCode::kNotImplemented, "Concat: element type ", ElemTypeName(first.type()),
+               " is not supported");
+    auto* y = static_cast<char*>(Y->raw());
+    int64_t col = 0;
+    for (const Tensor* t : ins) {
+      const int64_t row = t->dims()[axis] * inner;
+      const auto* x = static_cast<const char*>(t->raw());
+      if (row > 0) {
+        ThreadPool::For(ctx.threads(), outer, std::max<int64_t>(1, (1 << 16) / row), [&](int64_t b, int64_t e) {
+          for (int64_t o = b; o < e; ++o)
+            std::memcpy(y + (o * out_row + col) * es, x + o * row * es, static_cast<size_t>(row) * es);
+        });
+      }
+      col += row;
+    }
+    return Status::OK();
+  }
+
+ private:
+  int64_t axis_ = 0;
+};
+
+}  // namespace
+
+void RegisterConcat(KernelRegistry& r) {
+  KernelDef d;
+  d.op_type = "Concat";
+  d.since_version = 1;
+  d.end_version = INT_MAX;
+  d.create = MakeKernel<ConcatKernel>();
+  r.Register(std::move(d));
+}
 
 }  // namespace onyx

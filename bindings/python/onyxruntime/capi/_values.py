@@ -1,0 +1,184 @@
+"""numpy <-> OnyxValue conversion without needless copies.
+
+Inputs: a C-contiguous, aligned, native-endian array is wrapped in place
+(ValueCreateTensorWithData over a buffer pinned with ffi.from_buffer); the
+caller keeps the pin and the array alive until the run returns. Anything else
+is first copied into such an array, never reinterpreted.
+
+Outputs: the returned OnyxValue's buffer becomes a numpy array through an
+object exposing __array_interface__; that object is the array's `.base` and
+holds the value, so the value is released when the last view of it dies.
+"""
+
+import numpy as np
+
+from ._ffi import api, check, ffi
+from .onnxruntime_pybind11_state import not_implemented
+
+# numpy dtype <-> OnyxElementType (values of onnx.TensorProto.DataType).
+_NP_TO_ONYX = {
+    np.dtype(np.float32): 1,
+    np.dtype(np.uint8): 2,
+    np.dtype(np.int8): 3,
+    np.dtype(np.uint16): 4,
+    np.dtype(np.int16): 5,
+    np.dtype(np.int32): 6,
+    np.dtype(np.int64): 7,
+    np.dtype(np.bool_): 9,
+    np.dtype(np.float16): 10,
+    np.dtype(np.float64): 11,
+    np.dtype(np.uint32): 12,
+    np.dtype(np.uint64): 13,
+    np.dtype(np.complex64): 14,
+    np.dtype(np.complex128): 15,
+}
+_ONYX_TO_NP = {v: k for k, v in _NP_TO_ONYX.items()}
+ONYX_STRING = 8
+
+_cpu_info = None
+
+
+def _cpu_memory_info():
+    global _cpu_info
+    if _cpu_info is None:
+        out = ffi.new("OnyxMemoryInfo**")
+        check(api.MemoryInfoCreateCpu(0, 0, out))  # ONYX_DEVICE_ALLOCATOR, ONYX_MEM_DEFAULT
+        _cpu_info = ffi.gc(out[0], api.MemoryInfoRelease)
+    return _cpu_info
+
+
+def numpy_dtype_for(elem_type):
+    """numpy dtype for an OnyxElementType (object for strings), or None."""
+    if elem_type == ONYX_STRING:
+        return np.dtype(object)
+    return _ONYX_TO_NP.get(elem_type)
+
+
+def _as_array(name, value, expected_elem_type):
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, (list, tuple)):
+        # onnxruntime converts Python lists to the model's declared type.
+        dtype = numpy_dtype_for(expected_elem_type)
+        return np.array(value, dtype=dtype)
+    raise RuntimeError("Unable to handle object of type %s (input '%s')" % (type(value), name))
+
+
+def _shape_array(shape):
+    arr = ffi.new("int64_t[]", max(1, len(shape)))
+    for i, d in enumerate(shape):
+        arr[i] = d
+    return arr
+
+
+def _string_value(arr):
+    flat = arr.ravel(order="C")
+    encoded = []
+    for item in flat:
+        if isinstance(item, bytes):
+            encoded.append(item)
+        elif isinstance(item, str):
+            encoded.append(item.encode("utf-8"))
+        else:
+            encoded.append(str(item).encode("utf-8"))
+    out = ffi.new("OnyxValue**")
+    shape = _shape_array(arr.shape)
+    check(api.ValueCreateTensor(ffi.NULL, shape, arr.ndim, ONYX_STRING, out))
+    value = ffi.gc(out[0], api.ValueRelease)
+    n = len(encoded)
+    if n:
+        # One buffer for all strings; the C side copies them.
+        blob = ffi.new("char[]", b"".join(encoded))
+        ptrs = ffi.new("const char*[]", n)
+        lengths = ffi.new("size_t[]", n)
+        offset = 0
+        for i, b in enumerate(encoded):
+            ptrs[i] = blob + offset
+            lengths[i] = len(b)
+            offset += len(b)
+        check(api.StringTensorFill(value, ptrs, lengths, n))
+    return value
+
+
+def input_value(name, value, expected_elem_type, keep):
+    """An OnyxValue* (with its destructor attached) for one feed entry. Objects
+    that must outlive the run are appended to `keep`."""
+    arr = _as_array(name, value, expected_elem_type)
+    kind = arr.dtype.kind
+    if kind in "OUS":
+        return _string_value(arr)
+    elem = _NP_TO_ONYX.get(arr.dtype if arr.dtype.isnative else arr.dtype.newbyteorder("="))
+    if elem is None:
+        raise RuntimeError("Unable to handle numpy dtype %s (input '%s')" % (arr.dtype, name))
+    if not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    if not (arr.flags.c_contiguous and arr.flags.aligned):
+        arr = np.array(arr, order="C", copy=True)
+    keep.append(arr)
+    buf = ffi.from_buffer("char[]", arr, require_writable=False) if arr.nbytes else ffi.new("char[1]")
+    keep.append(buf)
+    shape = _shape_array(arr.shape)
+    out = ffi.new("OnyxValue**")
+    check(api.ValueCreateTensorWithData(_cpu_memory_info(), buf, arr.nbytes, shape, arr.ndim, elem, out))
+    return ffi.gc(out[0], api.ValueRelease)
+
+
+class _ValueBuffer:
+    """Owns one output OnyxValue and exposes its buffer to numpy."""
+
+    __slots__ = ("_value", "__array_interface__")
+
+    def __init__(self, value, ptr, shape, dtype):
+        self._value = value
+        self.__array_interface__ = {
+            "version": 3,
+            "shape": tuple(shape),
+            "typestr": dtype.str,
+            "data": (int(ffi.cast("uintptr_t", ptr)), False),
+        }
+
+
+def _tensor_shape_and_type(value):
+    out = ffi.new("OnyxTensorTypeAndShapeInfo**")
+    check(api.ValueGetTensorTypeAndShape(value, out))
+    info = ffi.gc(out[0], api.TensorTypeAndShapeInfoRelease)
+    elem = ffi.new("OnyxElementType*")
+    check(api.TensorInfoGetElementType(info, elem))
+    rank = ffi.new("size_t*")
+    check(api.TensorInfoGetDimCount(info, rank))
+    dims = ffi.new("int64_t[]", max(1, rank[0]))
+    check(api.TensorInfoGetDims(info, dims, rank[0]))
+    return int(elem[0]), [int(dims[i]) for i in range(rank[0])]
+
+
+def output_array(name, value):
+    """numpy array for an output OnyxValue (already under ffi.gc)."""
+    kind = ffi.new("OnyxValueKind*")
+    check(api.ValueGetKind(value, kind))
+    if kind[0] != 1:  # ONYX_VALUE_TENSOR
+        raise not_implemented("output '%s': only tensor outputs are supported by the Python binding so far "
+                              "(value kind %d)" % (name, kind[0]))
+    elem, shape = _tensor_shape_and_type(value)
+    count = 1
+    for d in shape:
+        count *= d
+    if elem == ONYX_STRING:
+        result = np.empty(count, dtype=object)
+        s = ffi.new("const char**")
+        length = ffi.new("size_t*")
+        for i in range(count):
+            check(api.StringTensorGetElement(value, i, s, length))
+            raw = ffi.unpack(s[0], length[0]) if length[0] else b""
+            try:
+                result[i] = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                result[i] = raw
+        return result.reshape(shape)
+    dtype = _ONYX_TO_NP.get(elem)
+    if dtype is None:
+        raise not_implemented("output '%s': element type %d has no numpy equivalent" % (name, elem))
+    if count == 0:
+        return np.empty(shape, dtype=dtype)
+    ptr = ffi.new("void**")
+    check(api.ValueGetTensorData(value, ptr))
+    return np.asarray(_ValueBuffer(value, ptr[0], shape, dtype))

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing, builds everything, and
+# runs every test suite (GoogleTest, the C API under valgrind, the ABI check,
+# pytest), printing each suite's counts. Exits non-zero if any suite fails.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${ONYX_BUILD_DIR:-$ROOT/build}"
+PY="$ROOT/.venv/bin/python"
+export ONYX_MODEL_DIR="${ONYX_MODEL_DIR:-$BUILD/models}"
+export ONYX_PYTHONPATH="$BUILD/python"
+
+bash "$ROOT/scripts/setup.sh" || exit 1
+bash "$ROOT/scripts/build.sh" || exit 1
+
+failed=()
+summary=()
+run_suite() {  # name, command...
+  local name="$1"; shift
+  echo "=== $name"
+  if "$@"; then summary+=("PASS  $name"); else summary+=("FAIL  $name"); failed+=("$name"); fi
+}
+
+"$PY" "$ROOT/tests/models/generate.py" --out "$ONYX_MODEL_DIR" --only mobilenetv2 >/dev/null || exit 1
+MODEL="$ONYX_MODEL_DIR/mobilenetv2.onnx"
+
+run_suite "GoogleTest (engine unit tests)" "$BUILD/onyx_unit_tests" --gtest_brief=1
+run_suite "GoogleTest (C++ API)" env ONYX_TEST_MODEL="$MODEL" "$BUILD/cxx_api_test" --gtest_brief=1
+run_suite "C API under valgrind" valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 "$BUILD/capi_test" "$MODEL"
+run_suite "Header compiles alone (C, C++)" bash -c "'$BUILD/header_test_c' && '$BUILD/header_test_cc'"
+run_suite "ABI check" "$PY" "$ROOT/abi_checks/check_abi.py" "$BUILD/libonyxruntime.so"
+run_suite "pytest" "$PY" -m pytest "$ROOT/tests/python" -q -p no:cacheprovider
+
+echo
+echo "=== summary"
+printf '%s\n' "${summary[@]}"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "all suites passed"
