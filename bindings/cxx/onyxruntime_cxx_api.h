@@ -476,6 +476,13 @@ class Value : public detail::Handle<OnyxValue> {
   static Value CreateTensor(const MemoryInfo& info, T* data, size_t count, const std::vector<int64_t>& shape) {
     return CreateTensor<T>(info, data, count, shape.data(), shape.size());
   }
+  /// Untyped variant: `bytes` must equal the element count times the size of `type`.
+  static Value CreateTensor(const MemoryInfo& info, void* data, size_t bytes, const std::vector<int64_t>& shape,
+                            OnyxElementType type) {
+    OnyxValue* out = nullptr;
+    ThrowOnError(GetApi().ValueCreateTensorWithData(info, data, bytes, shape.data(), shape.size(), type, &out));
+    return Value(out);
+  }
   /// Tensor whose buffer the library allocates (contents uninitialised).
   template <typename T>
   static Value CreateTensor(const std::vector<int64_t>& shape) {

@@ -131,6 +131,15 @@ Status DispatchNumericOrHalf(ElemType t, const char* what, F&& fn) {
   return DispatchNumeric(t, what, fn);
 }
 
+// Copies a strided view into contiguous `dst` of shape `dims`: output element
+// (i0, i1, ...) reads src[offset + i0*strides[0] + i1*strides[1] + ...].
+// Strides may be negative (Slice with negative steps) or 0. Used by Slice and
+// Transpose: runs with stride 1 are copied whole, and a view whose innermost
+// output dim is strided in the source (a transpose) is copied in square tiles
+// so that both sides stay in cache.
+template <typename T>
+void CopyStrided(const T* src, int64_t offset, const Dims& dims, const Dims& strides, T* dst, ThreadPool* pool);
+
 // Runs plan.ForEachSegment over the whole output, split across `pool`.
 template <typename F>
 void ParallelForEachSegment(const BroadcastPlan& plan, ThreadPool* pool, F&& fn) {
@@ -138,6 +147,99 @@ void ParallelForEachSegment(const BroadcastPlan& plan, ThreadPool* pool, F&& fn)
   constexpr int64_t kMinChunk = 1 << 15;
   ThreadPool::For(pool, plan.output_size(), kMinChunk,
                   [&](int64_t begin, int64_t end) { plan.ForEachSegment(begin, end, fn); });
+}
+
+template <typename T>
+void CopyStrided(const T* src, int64_t offset, const Dims& dims, const Dims& strides, T* dst, ThreadPool* pool) {
+  // Merge dims (innermost first) the way BroadcastPlan does; drop size-1 dims.
+  Dims d, s;
+  for (size_t k = dims.size(); k-- > 0;) {
+    if (dims[k] == 0) return;
+    if (dims[k] == 1) continue;
+    if (!d.empty() && strides[k] == s.back() * d.back()) {
+      d.back() *= dims[k];
+    } else {
+      d.push_back(dims[k]);
+      s.push_back(strides[k]);
+    }
+  }
+  std::reverse(d.begin(), d.end());
+  std::reverse(s.begin(), s.end());
+  src += offset;
+  const int m = static_cast<int>(d.size());
+  if (m == 0) {
+    dst[0] = src[0];
+    return;
+  }
+  // Tiled path: the innermost output dim is strided in the source but some
+  // other dim j is contiguous there.
+  int j = -1;
+  if (s[m - 1] != 1 && m >= 2) {
+    for (int k = m - 2; k >= 0; --k)
+      if (s[k] == 1) j = k;
+  }
+  Dims ostr(m);
+  {
+    int64_t acc = 1;
+    for (int k = m - 1; k >= 0; --k) {
+      ostr[k] = acc;
+      acc *= d[k];
+    }
+  }
+  // The loops below walk "outer" dims with an odometer: every dim except the
+  // innermost, and except j in the tiled case.
+  std::vector<int> outer_dims;
+  for (int k = 0; k < m - 1; ++k)
+    if (k != j) outer_dims.push_back(k);
+  int64_t outer = 1;
+  for (int k : outer_dims) outer *= d[k];
+  const int64_t inner = d[m - 1];
+  const int64_t sin = s[m - 1];
+  const int64_t work = inner * (j >= 0 ? d[j] : 1);
+  ThreadPool::For(pool, outer, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, work)),
+                  [&](int64_t begin, int64_t end) {
+    const int no = static_cast<int>(outer_dims.size());
+    std::vector<int64_t> idx(no, 0);
+    int64_t r = begin;
+    for (int q = no - 1; q >= 0; --q) {
+      idx[q] = r % d[outer_dims[q]];
+      r /= d[outer_dims[q]];
+    }
+    int64_t si = 0, di = 0;
+    for (int q = 0; q < no; ++q) {
+      si += idx[q] * s[outer_dims[q]];
+      di += idx[q] * ostr[outer_dims[q]];
+    }
+    for (int64_t it = begin; it < end; ++it) {
+      const T* sp = src + si;
+      T* dp = dst + di;
+      if (j >= 0) {
+        constexpr int64_t kTile = 32;
+        const int64_t dj = d[j], oj = ostr[j];
+        for (int64_t a0 = 0; a0 < dj; a0 += kTile) {
+          const int64_t a1 = std::min(dj, a0 + kTile);
+          for (int64_t b0 = 0; b0 < inner; b0 += kTile) {
+            const int64_t b1 = std::min(inner, b0 + kTile);
+            for (int64_t a = a0; a < a1; ++a)
+              for (int64_t b = b0; b < b1; ++b) dp[a * oj + b] = sp[a + b * sin];
+          }
+        }
+      } else if (sin == 1) {
+        std::copy(sp, sp + inner, dp);
+      } else {
+        for (int64_t b = 0; b < inner; ++b) dp[b] = sp[b * sin];
+      }
+      for (int q = no - 1; q >= 0; --q) {
+        const int k = outer_dims[q];
+        si += s[k];
+        di += ostr[k];
+        if (++idx[q] < d[k]) break;
+        si -= s[k] * d[k];
+        di -= ostr[k] * d[k];
+        idx[q] = 0;
+      }
+    }
+  });
 }
 
 }  // namespace onyx

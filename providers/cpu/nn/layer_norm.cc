@@ -87,8 +87,8 @@ class LayerNormKernel final : public OpKernel {
     Dims stat_dims(xd.begin(), xd.begin() + axis);
     stat_dims.resize(xd.size(), 1);
     Tensor* y = ctx.Output(0, xd, x->type());
-    Tensor* mean_out = ctx.Output(1, stat_dims, ElemType::kFloat);
-    Tensor* inv_out = ctx.Output(2, stat_dims, ElemType::kFloat);
+    Tensor* mean_out = ctx.OutputCount() > 1 ? ctx.Output(1, stat_dims, ElemType::kFloat) : nullptr;
+    Tensor* inv_out = ctx.OutputCount() > 2 ? ctx.Output(2, stat_dims, ElemType::kFloat) : nullptr;
 
     return DispatchFloat(x->type(), "LayerNormalization", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;

@@ -95,7 +95,7 @@ class PoolKernel final : public OpKernel {
 
     Tensor* y = ctx.Output(0, yd, x->type());
     Tensor* indices = nullptr;
-    if (kKind == PoolKind::kMax) indices = ctx.Output(1, yd, ElemType::kInt64);
+    if (kKind == PoolKind::kMax && ctx.OutputCount() > 1) indices = ctx.Output(1, yd, ElemType::kInt64);
     if (y == nullptr || y->size() == 0) return Status::OK();
 
     return DispatchNumeric(x->type(), op, [&](auto tag) -> Status {

@@ -1,7 +1,105 @@
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/cpu_provider.h"
 
 namespace onyx {
 
-void RegisterGather(KernelRegistry& r) { (void)r; }
+namespace {
+
+template <typename I>
+Status NormalizeIndices(const Tensor& ind, int64_t dim, const Dims& data_dims, int64_t axis,
+                        std::vector<int64_t>* out) {
+  const I* p = ind.data<I>();
+  out->resize(static_cast<size_t>(ind.size()));
+  for (int64_t i = 0; i < ind.size(); ++i) {
+    int64_t v = static_cast<int64_t>(p[i]);
+    if (v < -dim || v >= dim)
+      return MakeError(ErrorCode::kInvalidArgument, "Gather: indices value ", v, " is out of range [", -dim, ", ",
+                       dim, ") for axis ", axis, " of data shape ", ShapeToString(data_dims));
+    (*out)[i] = v < 0 ? v + dim : v;
+  }
+  return Status::OK();
+}
+
+class GatherKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo& info) {
+    axis_ = info.AttrInt("axis", 0);
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* X = nullptr;
+    const Tensor* Ind = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &Ind));
+    const int64_t rank = static_cast<int64_t>(X->rank());
+    ONYX_CHECK_ARG(rank >= 1, "Gather: input 0 (data) must have rank >= 1, got a scalar");
+    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    ONYX_CHECK_ARG(axis >= 0 && axis < rank, "Gather: attribute axis ", axis_, " is out of range for data shape ",
+                   ShapeToString(X->dims()));
+    const int64_t dim = X->dims()[axis];
+    std::vector<int64_t> idx;
+    if (Ind->type() == ElemType::kInt64) {
+      ONYX_RETURN_IF_ERROR(NormalizeIndices<int64_t>(*Ind, dim, X->dims(), axis, &idx));
+    } else if (Ind->type() == ElemType::kInt32) {
+      ONYX_RETURN_IF_ERROR(NormalizeIndices<int32_t>(*Ind, dim, X->dims(), axis, &idx));
+    } else {
+      return MakeError(ErrorCode::kInvalidArgument, "Gather: input 1 (indices) must be int32 or int64, got ",
+                       ElemTypeName(Ind->type()));
+    }
+    Dims out;
+    out.insert(out.end(), X->dims().begin(), X->dims().begin() + axis);
+    out.insert(out.end(), Ind->dims().begin(), Ind->dims().end());
+    out.insert(out.end(), X->dims().begin() + axis + 1, X->dims().end());
+    int64_t outer = 1, inner = 1;
+    for (int64_t k = 0; k < axis; ++k) outer *= X->dims()[k];
+    for (int64_t k = axis + 1; k < rank; ++k) inner *= X->dims()[k];
+    const int64_t n = static_cast<int64_t>(idx.size());
+    Tensor* Y = ctx.Output(0, out, X->type());
+    if (Y == nullptr || Y->size() == 0) return Status::OK();
+    if (X->type() == ElemType::kString) {
+      const auto* x = X->data<std::string>();
+      auto* y = Y->data<std::string>();
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t k = 0; k < inner; ++k) y[(o * n + j) * inner + k] = x[(o * dim + idx[j]) * inner + k];
+      return Status::OK();
+    }
+    const size_t es = ElemSize(X->type());
+    ONYX_CHECK(es > 0, ErrorCode::kNotImplemented, "Gather: element type ", ElemTypeName(X->type()),
+               " is not supported");
+    const auto* x = static_cast<const char*>(X->raw());
+    auto* y = static_cast<char*>(Y->raw());
+    const size_t block = static_cast<size_t>(inner) * es;
+    ThreadPool::For(ctx.threads(), outer * n, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, inner)),
+                    [&](int64_t b, int64_t e) {
+                      for (int64_t r = b; r < e; ++r) {
+                        const int64_t o = r / n, j = r - o * n;
+                        std::memcpy(y + r * block, x + (o * dim + idx[j]) * block, block);
+                      }
+                    });
+    return Status::OK();
+  }
+
+ private:
+  int64_t axis_ = 0;
+};
+
+}  // namespace
+
+void RegisterGather(KernelRegistry& r) {
+  KernelDef d;
+  d.op_type = "Gather";
+  d.since_version = 1;
+  d.end_version = INT_MAX;
+  d.create = MakeKernel<GatherKernel>();
+  r.Register(std::move(d));
+}
 
 }  // namespace onyx

@@ -1,7 +1,282 @@
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "providers/cpu/common/broadcast.h"
+#include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/cpu_provider.h"
 
 namespace onyx {
 
-void RegisterReshapeLike(KernelRegistry& r) { (void)r; }
+namespace {
+
+// Kernels never alias their output to an input, so every view-like operator
+// copies; the optimizer removes the ones that matter.
+Status CopyAs(KernelContext& ctx, int out_index, const Tensor& x, const Dims& dims) {
+  Tensor* y = ctx.Output(out_index, dims, x.type());
+  if (y == nullptr) return Status::OK();
+  if (x.type() == ElemType::kString) {
+    const auto* s = x.data<std::string>();
+    auto* d = y->data<std::string>();
+    for (int64_t i = 0; i < x.size(); ++i) d[i] = s[i];
+  } else if (x.bytes() > 0) {
+    const auto* s = static_cast<const char*>(x.raw());
+    auto* d = static_cast<char*>(y->raw());
+    const int64_t n = static_cast<int64_t>(x.bytes());
+    ThreadPool::For(ctx.threads(), n, 1 << 20, [&](int64_t b, int64_t e) {
+      std::memcpy(d + b, s + b, static_cast<size_t>(e - b));
+    });
+  }
+  return Status::OK();
+}
+
+Status ReadInt64s(const Tensor& t, const char* op, int index, std::vector<int64_t>* out) {
+  ONYX_CHECK_ARG(t.rank() <= 1, op, ": input ", index, " must be 1-D, got shape ", ShapeToString(t.dims()));
+  if (t.type() == ElemType::kInt64) {
+    out->assign(t.data<int64_t>(), t.data<int64_t>() + t.size());
+  } else if (t.type() == ElemType::kInt32) {
+    out->assign(t.data<int32_t>(), t.data<int32_t>() + t.size());
+  } else {
+    return MakeError(ErrorCode::kInvalidArgument, op, ": input ", index, " must be int64, got ",
+                     ElemTypeName(t.type()));
+  }
+  return Status::OK();
+}
+
+// Axes normalized to [0, rank), each at most once.
+Status NormalizeAxes(const std::vector<int64_t>& axes, int64_t rank, const char* op, std::vector<int64_t>* out) {
+  out->clear();
+  for (int64_t a : axes) {
+    ONYX_CHECK_ARG(a >= -rank && a < rank, op, ": axis ", a, " is out of range for rank ", rank);
+    int64_t n = a < 0 ? a + rank : a;
+    ONYX_CHECK_ARG(std::find(out->begin(), out->end(), n) == out->end(), op, ": axis ", a, " is repeated");
+    out->push_back(n);
+  }
+  return Status::OK();
+}
+
+class ReshapeKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo& info) {
+    from_attr_ = info.opset() < 5;
+    if (from_attr_) shape_attr_ = info.AttrInts("shape");
+    allow_zero_ = info.opset() >= 14 && info.AttrInt("allowzero", 0) != 0;
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* X = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
+    std::vector<int64_t> shape = shape_attr_;
+    if (!from_attr_) {
+      const Tensor* S = nullptr;
+      ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &S));
+      ONYX_CHECK_ARG(S->type() == ElemType::kInt64, "Reshape: input 1 (shape) must be int64, got ",
+                     ElemTypeName(S->type()));
+      ONYX_RETURN_IF_ERROR(ReadInt64s(*S, "Reshape", 1, &shape));
+    }
+    Dims out(shape.size());
+    int64_t infer = -1, known = 1;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      int64_t d = shape[i];
+      if (d == -1) {
+        ONYX_CHECK_ARG(infer < 0, "Reshape: shape ", ShapeToString(shape), " has more than one -1");
+        infer = static_cast<int64_t>(i);
+        continue;
+      }
+      if (d == 0 && !allow_zero_) {
+        ONYX_CHECK_ARG(i < X->rank(), "Reshape: shape ", ShapeToString(shape), " copies dimension ", i,
+                       " (0) but input 0 has shape ", ShapeToString(X->dims()));
+        d = X->dims()[i];
+      }
+      ONYX_CHECK_ARG(d >= 0, "Reshape: shape ", ShapeToString(shape), " holds invalid dimension ", d);
+      out[i] = d;
+      known *= d;
+    }
+    if (infer >= 0) {
+      ONYX_CHECK_ARG(known != 0 && X->size() % known == 0, "Reshape: cannot reshape input 0 of shape ",
+                     ShapeToString(X->dims()), " to ", ShapeToString(shape));
+      out[infer] = X->size() / known;
+    }
+    ONYX_CHECK_ARG(ShapeSize(out) == X->size(), "Reshape: cannot reshape input 0 of shape ",
+                   ShapeToString(X->dims()), " (", X->size(), " elements) to ", ShapeToString(shape));
+    return CopyAs(ctx, 0, *X, out);
+  }
+
+ private:
+  bool from_attr_ = false;
+  bool allow_zero_ = false;
+  std::vector<int64_t> shape_attr_;
+};
+
+class FlattenKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo& info) {
+    axis_ = info.AttrInt("axis", 1);
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* X = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
+    const int64_t rank = static_cast<int64_t>(X->rank());
+    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    ONYX_CHECK_ARG(axis >= 0 && axis <= rank, "Flatten: attribute axis ", axis_, " is out of range for input 0 of shape ",
+                   ShapeToString(X->dims()));
+    int64_t a = 1, b = 1;
+    for (int64_t k = 0; k < rank; ++k) (k < axis ? a : b) *= X->dims()[k];
+    return CopyAs(ctx, 0, *X, {a, b});
+  }
+
+ private:
+  int64_t axis_ = 1;
+};
+
+// Squeeze and Unsqueeze take axes as an attribute before opset 13 and as an
+// (optional, for Squeeze) input from 13.
+class SqueezeKernel final : public OpKernel {
+ public:
+  explicit SqueezeKernel(bool unsqueeze) : unsqueeze_(unsqueeze) {}
+
+  Status Init(const KernelInfo& info) {
+    from_input_ = info.opset() >= 13;
+    if (!from_input_) {
+      has_attr_ = info.Attr("axes") != nullptr;
+      axes_ = info.AttrInts("axes");
+    }
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const char* name = unsqueeze_ ? "Unsqueeze" : "Squeeze";
+    const Tensor* X = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
+    std::vector<int64_t> axes = axes_;
+    bool has = has_attr_;
+    if (from_input_) {
+      const Tensor* A = ctx.Input(1);
+      has = A != nullptr;
+      if (A) ONYX_RETURN_IF_ERROR(ReadInt64s(*A, name, 1, &axes));
+    }
+    const Dims& in = X->dims();
+    const int64_t rank = static_cast<int64_t>(in.size());
+    Dims out;
+    if (unsqueeze_) {
+      ONYX_CHECK_ARG(has, "Unsqueeze: axes are required");
+      const int64_t out_rank = rank + static_cast<int64_t>(axes.size());
+      std::vector<int64_t> norm;
+      ONYX_RETURN_IF_ERROR(NormalizeAxes(axes, out_rank, name, &norm));
+      std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
+      for (int64_t a : norm) inserted[a] = true;
+      size_t j = 0;
+      for (int64_t k = 0; k < out_rank; ++k) out.push_back(inserted[k] ? 1 : in[j++]);
+    } else {
+      std::vector<int64_t> norm;
+      ONYX_RETURN_IF_ERROR(NormalizeAxes(axes, rank, name, &norm));
+      for (int64_t a : norm)
+        ONYX_CHECK_ARG(in[a] == 1, "Squeeze: cannot squeeze axis ", a, " of input 0 shape ", ShapeToString(in),
+                       ": its dimension is not 1");
+      for (int64_t k = 0; k < rank; ++k) {
+        bool drop = has && !norm.empty() ? std::find(norm.begin(), norm.end(), k) != norm.end() : in[k] == 1;
+        if (!drop) out.push_back(in[k]);
+      }
+    }
+    return CopyAs(ctx, 0, *X, out);
+  }
+
+ private:
+  bool unsqueeze_;
+  bool from_input_ = false;
+  bool has_attr_ = false;
+  std::vector<int64_t> axes_;
+};
+
+class IdentityKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo&) { return Status::OK(); }
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* X = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
+    return CopyAs(ctx, 0, *X, X->dims());
+  }
+};
+
+// Inference-mode Dropout: the output is the input and the mask is all ones.
+class DropoutKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo& info) {
+    opset_ = info.opset();
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* X = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
+    if (opset_ >= 12) {
+      const Tensor* training = ctx.Input(2);
+      if (training != nullptr) {
+        ONYX_CHECK_ARG(training->type() == ElemType::kBool && training->size() == 1,
+                       "Dropout: input 2 (training_mode) must be a bool scalar");
+        const Tensor* ratio = ctx.Input(1);
+        bool zero_ratio = false;
+        if (ratio != nullptr && ratio->size() == 1) {
+          if (ratio->type() == ElemType::kFloat) zero_ratio = ratio->data<float>()[0] == 0.f;
+          if (ratio->type() == ElemType::kDouble) zero_ratio = ratio->data<double>()[0] == 0.0;
+        }
+        ONYX_CHECK(!training->data<bool>()[0] || zero_ratio, ErrorCode::kNotImplemented,
+                   "Dropout: training_mode=true is not supported (inference only)");
+      }
+    }
+    ONYX_RETURN_IF_ERROR(CopyAs(ctx, 0, *X, X->dims()));
+    if (ctx.OutputCount() < 2) return Status::OK();
+    if (opset_ >= 10) {
+      Tensor* mask = ctx.Output(1, X->dims(), ElemType::kBool);
+      if (mask != nullptr) std::fill(mask->data<bool>(), mask->data<bool>() + mask->size(), true);
+      return Status::OK();
+    }
+    // Before opset 10 the mask has the input's type.
+    return DispatchNumericOrHalf(X->type(), "Dropout", [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      using C = typename CalcType<T>::type;
+      Tensor* mask = ctx.Output(1, X->dims(), X->type());
+      if (mask != nullptr) std::fill(mask->data<T>(), mask->data<T>() + mask->size(), static_cast<T>(C(1)));
+      return Status::OK();
+    });
+  }
+
+ private:
+  int opset_ = 0;
+};
+
+void Add(KernelRegistry& r, const char* name, KernelCreateFn create, int since = 1) {
+  KernelDef d;
+  d.op_type = name;
+  d.since_version = since;
+  d.end_version = INT_MAX;
+  d.create = std::move(create);
+  r.Register(std::move(d));
+}
+
+KernelCreateFn MakeSqueeze(bool unsqueeze) {
+  return [unsqueeze](const KernelInfo& info, std::unique_ptr<OpKernel>* out) -> Status {
+    auto k = std::make_unique<SqueezeKernel>(unsqueeze);
+    ONYX_RETURN_IF_ERROR(k->Init(info));
+    *out = std::move(k);
+    return Status::OK();
+  };
+}
+
+}  // namespace
+
+void RegisterReshapeLike(KernelRegistry& r) {
+  Add(r, "Reshape", MakeKernel<ReshapeKernel>());
+  Add(r, "Flatten", MakeKernel<FlattenKernel>());
+  Add(r, "Squeeze", MakeSqueeze(false));
+  Add(r, "Unsqueeze", MakeSqueeze(true));
+  Add(r, "Identity", MakeKernel<IdentityKernel>());
+  Add(r, "Dropout", MakeKernel<DropoutKernel>());
+}
 
 }  // namespace onyx

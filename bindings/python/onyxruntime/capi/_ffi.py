@@ -25,13 +25,18 @@ with open(os.path.join(_PKG_DIR, "_onyx_cdef.h"), encoding="utf-8") as _f:
 _lib_path = os.environ.get("ONYXRUNTIME_LIBRARY") or os.path.join(_PKG_DIR, "libonyxruntime.so")
 lib = ffi.dlopen(_lib_path)
 
+# The table version this binding is written against. The preprocessed cdef
+# drops #defines, so ONYX_API_VERSION itself is not visible here; asking for
+# the version the code below uses is what the versioning scheme wants anyway.
+API_VERSION = 1
+
 _base = lib.OnyxGetApiBase()
-api = _base.GetApi(lib.ONYX_API_VERSION)
+api = _base.GetApi(API_VERSION)
 if api == ffi.NULL:
-    _why = _base.GetApiError(lib.ONYX_API_VERSION)
+    _why = _base.GetApiError(API_VERSION)
     raise ImportError(
         "onyxruntime: %s does not provide API version %d: %s"
-        % (_lib_path, lib.ONYX_API_VERSION, ffi.string(_why).decode("utf-8", "replace") if _why != ffi.NULL else "")
+        % (_lib_path, API_VERSION, ffi.string(_why).decode("utf-8", "replace") if _why != ffi.NULL else "")
     )
 
 
@@ -57,9 +62,9 @@ def check(status):
 
 
 def new_handle(ctype, create, release):
-    """Calls create(out) for an `ctype*` out pointer; returns the handle with
+    """Calls create(out) for a `ctype**` out pointer; returns the handle with
     `release` attached as its cffi destructor."""
-    out = ffi.new(ctype + "*")
+    out = ffi.new(ctype + "**")
     check(create(out))
     return ffi.gc(out[0], release)
 
@@ -74,7 +79,7 @@ def default_env():
     with _env_lock:
         if _env is None:
             _env = new_handle(
-                "OnyxEnv", lambda out: api.EnvCreate(lib.ONYX_LOG_WARNING, b"onyxruntime", out), api.EnvRelease
+                "OnyxEnv", lambda out: api.EnvCreate(2, b"onyxruntime", out), api.EnvRelease
             )
         return _env
 

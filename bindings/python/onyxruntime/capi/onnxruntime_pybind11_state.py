@@ -91,3 +91,18 @@ def exception_for_code(code, message, extra_base=None):
 def not_implemented(message):
     """A NotImplemented error (code 9) for features this binding lacks."""
     return exception_for_code(9, message)
+
+
+def __getattr__(name):
+    # onnxruntime also exposes its classes here; loaded lazily because the
+    # binding itself imports the exceptions from this module.
+    if name in ("SessionOptions", "RunOptions", "GraphOptimizationLevel", "ExecutionMode"):
+        from . import _options
+
+        return getattr(_options, name)
+    if name in ("InferenceSession", "NodeArg", "ModelMetadata", "get_available_providers", "get_all_providers",
+                "get_device", "get_version_string", "get_build_info"):
+        from . import onnxruntime_inference_collection
+
+        return getattr(onnxruntime_inference_collection, name)
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

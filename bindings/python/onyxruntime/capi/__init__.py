@@ -1,0 +1,1 @@
+"""Low-level pieces of onyxruntime (cffi binding, exceptions, options)."""

@@ -1,0 +1,370 @@
+"""InferenceSession, NodeArg and ModelMetadata over the Onyx C API."""
+
+import collections.abc
+import os
+import warnings
+
+from . import _values
+from ._ffi import api, check, cstring_array, default_env, ffi, lib, status_to_exception, to_str
+from ._options import RunOptions, SessionOptions
+from .onnxruntime_pybind11_state import not_implemented
+
+
+def _provider_list(count_fn, name_fn):
+    n = ffi.new("size_t*")
+    check(count_fn(n))
+    out = ffi.new("const char**")
+    names = []
+    for i in range(n[0]):
+        check(name_fn(i, out))
+        names.append(to_str(out[0]))
+    return names
+
+
+def get_available_providers():
+    """Providers this build can use on this machine, in default priority order."""
+    return _provider_list(api.GetAvailableProviderCount, api.GetAvailableProviderName)
+
+
+def get_all_providers():
+    """Every provider name the library knows, available or not."""
+    return _provider_list(api.GetAllProviderCount, api.GetAllProviderName)
+
+
+def get_device():
+    """'GPU' when the CUDA provider can run here, else 'CPU' (as onnxruntime)."""
+    return "GPU" if "CUDAExecutionProvider" in get_available_providers() else "CPU"
+
+
+def get_version_string():
+    """The library's version, e.g. '0.1.0'."""
+    return to_str(api.GetVersionString())
+
+
+def get_build_info():
+    """The library's build configuration in one line."""
+    return to_str(api.GetBuildInfoString())
+
+
+class NodeArg:
+    """A graph input or output: `name`, `type` ('tensor(float)') and `shape`
+    (ints for known dims, the symbol for named dims, None for unnamed ones;
+    [] when the rank is unknown)."""
+
+    __slots__ = ("name", "type", "shape")
+
+    def __init__(self, name, type_str, shape):
+        self.name = name
+        self.type = type_str
+        self.shape = shape
+
+    def __str__(self):
+        return "NodeArg(name=%r, type=%r, shape=%r)" % (self.name, self.type, self.shape)
+
+    __repr__ = __str__
+
+
+class ModelMetadata:
+    """producer_name, graph_name, domain, description, graph_description,
+    version and custom_metadata_map of a model."""
+
+    __slots__ = ("producer_name", "graph_name", "domain", "description", "graph_description", "version",
+                 "custom_metadata_map")
+
+    def __init__(self, handle):
+        def text(fn):
+            out = ffi.new("const char**")
+            check(fn(handle, out))
+            return to_str(out[0]) or ""
+
+        self.producer_name = text(api.ModelMetadataGetProducerName)
+        self.graph_name = text(api.ModelMetadataGetGraphName)
+        self.domain = text(api.ModelMetadataGetDomain)
+        self.description = text(api.ModelMetadataGetDescription)
+        self.graph_description = text(api.ModelMetadataGetGraphDescription)
+        version = ffi.new("int64_t*")
+        check(api.ModelMetadataGetVersion(handle, version))
+        self.version = int(version[0])
+        count = ffi.new("size_t*")
+        check(api.ModelMetadataGetCustomCount(handle, count))
+        custom = {}
+        key = ffi.new("const char**")
+        value = ffi.new("const char**")
+        for i in range(count[0]):
+            check(api.ModelMetadataGetCustomKey(handle, i, key))
+            check(api.ModelMetadataGetCustomValue(handle, i, value))
+            custom[to_str(key[0])] = to_str(value[0]) or ""
+        self.custom_metadata_map = custom
+
+
+def _node_arg(session, index, name_fn, type_fn):
+    name = ffi.new("const char**")
+    check(name_fn(session, index, name))
+    out = ffi.new("OnyxTypeInfo**")
+    check(type_fn(session, index, out))
+    info = ffi.gc(out[0], api.TypeInfoRelease)
+    type_str = ffi.new("const char**")
+    check(api.TypeInfoGetTypeString(info, type_str))
+    tensor = ffi.new("const OnyxTensorTypeAndShapeInfo**")
+    check(api.TypeInfoGetTensorInfo(info, tensor))
+    shape = []
+    elem_type = 0
+    if tensor[0] != ffi.NULL:
+        t = tensor[0]
+        elem = ffi.new("OnyxElementType*")
+        check(api.TensorInfoGetElementType(t, elem))
+        elem_type = int(elem[0])
+        has = ffi.new("int*")
+        check(api.TensorInfoHasShape(t, has))
+        if has[0]:
+            rank = ffi.new("size_t*")
+            check(api.TensorInfoGetDimCount(t, rank))
+            n = rank[0]
+            dims = ffi.new("int64_t[]", max(1, n))
+            syms = ffi.new("const char*[]", max(1, n))
+            check(api.TensorInfoGetDims(t, dims, n))
+            check(api.TensorInfoGetSymbolicDims(t, syms, n))
+            for i in range(n):
+                sym = to_str(syms[i])
+                if dims[i] >= 0:
+                    shape.append(int(dims[i]))
+                else:
+                    shape.append(sym if sym else None)
+    return NodeArg(to_str(name[0]), to_str(type_str[0]), shape), elem_type
+
+
+def _node_args(session, count_fn, name_fn, type_fn):
+    n = ffi.new("size_t*")
+    check(count_fn(session, n))
+    return [_node_arg(session, i, name_fn, type_fn) for i in range(n[0])]
+
+
+def _normalize_providers(providers, provider_options, available):
+    """onnxruntime's validation of `providers`/`provider_options`: names or
+    (name, dict) tuples; options become str -> str."""
+    if providers is None:
+        return [], []
+    ordered = collections.OrderedDict()
+
+    def add(name, options):
+        if name not in available:
+            warnings.warn(
+                "Specified provider '{}' is not in available provider names.Available providers: '{}'".format(
+                    name, ", ".join(available)
+                )
+            )
+        if name in ordered:
+            warnings.warn(f"Duplicate provider '{name}' encountered, ignoring.")
+            return
+        ordered[name] = {str(k): str(v) for k, v in options.items()}
+
+    if not isinstance(providers, collections.abc.Sequence) or isinstance(providers, str):
+        raise ValueError("'providers' should be a sequence.")
+    if provider_options is not None:
+        if not isinstance(provider_options, collections.abc.Sequence):
+            raise ValueError("'provider_options' should be a sequence.")
+        if len(providers) != len(provider_options):
+            raise ValueError("'providers' and 'provider_options' should be the same length if both are given.")
+        if not all(isinstance(p, str) for p in providers):
+            raise ValueError("Only string values for 'providers' are supported if 'provider_options' is given.")
+        if not all(isinstance(o, dict) for o in provider_options):
+            raise ValueError("'provider_options' values must be dicts.")
+        for name, options in zip(providers, provider_options):
+            add(name, options)
+    else:
+        for p in providers:
+            if isinstance(p, str):
+                add(p, {})
+            elif isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) and isinstance(p[1], dict):
+                add(p[0], p[1])
+            else:
+                raise ValueError("'providers' values must be either strings or (string, dict) tuples.")
+    return list(ordered.keys()), list(ordered.values())
+
+
+class InferenceSession:
+    """Loads a model and runs it; same interface as onnxruntime.InferenceSession.
+
+    :param path_or_bytes: model file path (str or os.PathLike) or serialized ModelProto bytes.
+    :param sess_options: a SessionOptions (copied; later changes do not affect this session).
+    :param providers: provider names or (name, options dict) tuples, highest priority first;
+        CPUExecutionProvider is always added last.
+    :param provider_options: options dicts matching `providers` (names only then).
+    :param kwargs: enable_fallback=0 disables falling back to the CPU provider when a
+        requested provider cannot be used.
+    """
+
+    def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None, **kwargs):
+        self._enable_fallback = int(kwargs.get("enable_fallback", 1)) == 1
+        if isinstance(path_or_bytes, (str, os.PathLike)):
+            self._model_path = os.fspath(path_or_bytes)
+            self._model_bytes = None
+        elif isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+            self._model_path = None
+            self._model_bytes = bytes(path_or_bytes)
+        else:
+            raise TypeError(f"Unable to load from type '{type(path_or_bytes)}'")
+        if sess_options is not None and not isinstance(sess_options, SessionOptions):
+            raise TypeError("sess_options must be an onyxruntime.SessionOptions, got %r" % type(sess_options))
+        self._sess_options = (sess_options or SessionOptions())._copy()
+        self._fallback_providers = ["CPUExecutionProvider"]
+        try:
+            self._create_session(providers, provider_options)
+        except (ValueError, RuntimeError) as e:
+            if not self._enable_fallback:
+                raise
+            print("*************** EP Error ***************")
+            print(f"EP Error {e} when using {providers}")
+            print(f"Falling back to {self._fallback_providers} and retrying.")
+            print("****************************************")
+            self._create_session(self._fallback_providers, None)
+            self._enable_fallback = False
+
+    def _create_session(self, providers, provider_options):
+        self._sess_options._check_supported()
+        available = get_available_providers()
+        known = set(get_all_providers())
+        names, options = _normalize_providers(providers, provider_options, available)
+        handle = self._sess_options._clone_handle()
+        used_options = {}
+        for name, opts in zip(names, options):
+            if name in known and name not in available:
+                # onnxruntime skips a known provider this build/machine lacks
+                # (after the warning above) instead of failing.
+                continue
+            keys, keep_k = cstring_array(list(opts.keys()))
+            values, keep_v = cstring_array(list(opts.values()))
+            status = api.SessionOptionsAppendProvider(handle, name.encode("utf-8"), keys, values, len(opts))
+            if status != ffi.NULL:
+                # onnxruntime raises a plain RuntimeError here; ours is also an
+                # InvalidArgument so the C code is not lost.
+                raise status_to_exception(status, RuntimeError)
+            used_options[name] = opts
+        out = ffi.new("OnyxSession**")
+        env = default_env()
+        if self._model_path is not None:
+            check(api.SessionCreate(env, self._model_path.encode("utf-8"), handle, out))
+        else:
+            data = ffi.from_buffer(self._model_bytes)
+            check(api.SessionCreateFromBytes(env, data, len(self._model_bytes), handle, out))
+        sess = ffi.gc(out[0], api.SessionRelease)
+
+        inputs = _node_args(sess, api.SessionGetInputCount, api.SessionGetInputName, api.SessionGetInputTypeInfo)
+        outputs = _node_args(sess, api.SessionGetOutputCount, api.SessionGetOutputName, api.SessionGetOutputTypeInfo)
+        overridable = _node_args(sess, api.SessionGetOverridableInitializerCount,
+                                 api.SessionGetOverridableInitializerName,
+                                 api.SessionGetOverridableInitializerTypeInfo)
+        meta_out = ffi.new("OnyxModelMetadata**")
+        check(api.SessionGetModelMetadata(sess, meta_out))
+        meta = ModelMetadata(ffi.gc(meta_out[0], api.ModelMetadataRelease))
+        session_providers = _provider_list(lambda n: api.SessionGetProviderCount(sess, n),
+                                           lambda i, o: api.SessionGetProviderName(sess, i, o))
+
+        self._sess = sess
+        self._inputs_meta = [a for a, _ in inputs]
+        self._outputs_meta = [a for a, _ in outputs]
+        self._overridable_initializers = [a for a, _ in overridable]
+        self._feed_types = {a.name: t for a, t in inputs + overridable}
+        self._model_meta = meta
+        self._providers = session_providers
+        self._provider_options = {p: dict(used_options.get(p, {})) for p in session_providers}
+
+    def get_session_options(self):
+        """A copy of the SessionOptions this session was created with."""
+        return self._sess_options._copy()
+
+    def get_inputs(self):
+        """Graph inputs (not initializers) as a list of NodeArg."""
+        return list(self._inputs_meta)
+
+    def get_outputs(self):
+        """Graph outputs as a list of NodeArg."""
+        return list(self._outputs_meta)
+
+    def get_overridable_initializers(self):
+        """Initializers that a feed may replace, as a list of NodeArg."""
+        return list(self._overridable_initializers)
+
+    def get_modelmeta(self):
+        """The model's ModelMetadata."""
+        return self._model_meta
+
+    def get_providers(self):
+        """Providers in use, in priority order."""
+        return list(self._providers)
+
+    def get_provider_options(self):
+        """{provider name: options dict} for the providers in use."""
+        return {k: dict(v) for k, v in self._provider_options.items()}
+
+    def set_providers(self, providers=None, provider_options=None):
+        """Re-creates the session with other providers (same model and options)."""
+        self._create_session(providers, provider_options)
+
+    def disable_fallback(self):
+        """Makes a failing provider an error instead of falling back to CPU."""
+        self._enable_fallback = False
+
+    def enable_fallback(self):
+        """Falls back to the CPU provider when a requested provider fails."""
+        self._enable_fallback = True
+
+    def end_profiling(self):
+        """Not available yet: profiling is a later feature (raises NotImplemented)."""
+        raise not_implemented("end_profiling: profiling is not implemented yet")
+
+    def get_profiling_start_time_ns(self):
+        """Not available yet: profiling is a later feature (raises NotImplemented)."""
+        raise not_implemented("get_profiling_start_time_ns: profiling is not implemented yet")
+
+    def run(self, output_names, input_feed, run_options=None):
+        """Runs the model.
+
+        :param output_names: names of the outputs wanted; None or [] for all, in model order.
+        :param input_feed: {input name: numpy array (or list)}.
+        :param run_options: a RunOptions, or None.
+        :return: list of numpy arrays, one per output name.
+        """
+        feed_names = list(input_feed.keys())
+        missing = [i.name for i in self._inputs_meta if i.name not in input_feed]
+        if missing:
+            raise ValueError(f"Required inputs ({missing}) are missing from input feed ({feed_names}).")
+        if isinstance(output_names, (str, bytes)):
+            raise TypeError("output_names must be a list of str, not %s" % type(output_names).__name__)
+        if not output_names:
+            output_names = [o.name for o in self._outputs_meta]
+        output_names = list(output_names)
+        if run_options is not None and not isinstance(run_options, RunOptions):
+            raise TypeError("run_options must be an onyxruntime.RunOptions, got %r" % type(run_options))
+
+        keep = []  # pinned buffers and arrays that must outlive the C call
+        values = []
+        for name in feed_names:
+            values.append(_values.input_value(name, input_feed[name], self._feed_types.get(name, 0), keep))
+        in_names, keep_in = cstring_array(feed_names)
+        in_values = ffi.new("OnyxValue*[]", max(1, len(values)))
+        for i, v in enumerate(values):
+            in_values[i] = v
+        out_names, keep_out = cstring_array(output_names)
+        n_out = len(output_names)
+        outputs = ffi.new("OnyxValue*[]", max(1, n_out))
+        ro = run_options._handle if run_options is not None else ffi.NULL
+        check(api.SessionRun(self._sess, ro, in_names, ffi.cast("const OnyxValue* const*", in_values), len(values),
+                             out_names, n_out, outputs))
+        # Own every output before converting any, so a conversion error cannot leak.
+        owned = [ffi.gc(outputs[i], api.ValueRelease) for i in range(n_out)]
+        del keep, keep_in, keep_out
+        return [_values.output_array(name, v) for name, v in zip(output_names, owned)]
+
+    def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
+        """Not available yet: OrtValue is not implemented in this binding."""
+        raise not_implemented("run_with_ort_values: OrtValue is not implemented yet")
+
+    def io_binding(self):
+        """Not available yet: IOBinding is not implemented in this binding."""
+        raise not_implemented("io_binding: IOBinding is not implemented yet")
+
+
+# Keeps `lib` referenced here so the library outlives every session handle
+# released at interpreter exit.
+_lib = lib
