@@ -6,6 +6,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/fast_math.h"
 #include "providers/cpu/cpu_provider.h"
 
 namespace onyx {
@@ -64,10 +65,10 @@ Status ComputeTyped(UnOp op, const UnaryParams& p, const T* x, T* y, int64_t n, 
         if constexpr (std::is_floating_point<C>::value) {
           const C alpha = static_cast<C>(p.alpha), beta = static_cast<C>(p.beta), gamma = static_cast<C>(p.gamma);
           switch (op) {
-            case UnOp::kErf: RunUnary(x, y, n, pool, kCostly, [](C v) { return std::erf(v); }); break;
-            case UnOp::kTanh: RunUnary(x, y, n, pool, kCostly, [](C v) { return std::tanh(v); }); break;
+            case UnOp::kErf: RunUnary(x, y, n, pool, kCostly, [](C v) { return fastmath::ErfOf(v); }); break;
+            case UnOp::kTanh: RunUnary(x, y, n, pool, kCostly, [](C v) { return fastmath::TanhOf(v); }); break;
             case UnOp::kSqrt: RunUnary(x, y, n, pool, kCheap, [](C v) { return std::sqrt(v); }); break;
-            case UnOp::kExp: RunUnary(x, y, n, pool, kCostly, [](C v) { return std::exp(v); }); break;
+            case UnOp::kExp: RunUnary(x, y, n, pool, kCostly, [](C v) { return fastmath::ExpOf(v); }); break;
             case UnOp::kLog: RunUnary(x, y, n, pool, kCostly, [](C v) { return std::log(v); }); break;
             case UnOp::kSin: RunUnary(x, y, n, pool, kCostly, [](C v) { return std::sin(v); }); break;
             case UnOp::kCos: RunUnary(x, y, n, pool, kCostly, [](C v) { return std::cos(v); }); break;
@@ -78,8 +79,8 @@ Status ComputeTyped(UnOp op, const UnaryParams& p, const T* x, T* y, int64_t n, 
             case UnOp::kSigmoid:
               // Split by sign so exp never overflows.
               RunUnary(x, y, n, pool, kCostly, [](C v) {
-                if (v >= C(0)) return C(1) / (C(1) + std::exp(-v));
-                C e = std::exp(v);
+                if (v >= C(0)) return C(1) / (C(1) + fastmath::ExpOf(-v));
+                C e = fastmath::ExpOf(v);
                 return e / (C(1) + e);
               });
               break;
@@ -87,11 +88,11 @@ Status ComputeTyped(UnOp op, const UnaryParams& p, const T* x, T* y, int64_t n, 
               RunUnary(x, y, n, pool, kCheap, [alpha](C v) { return v >= C(0) ? v : v * alpha; });
               break;
             case UnOp::kElu:
-              RunUnary(x, y, n, pool, kCostly, [alpha](C v) { return v >= C(0) ? v : alpha * (std::exp(v) - C(1)); });
+              RunUnary(x, y, n, pool, kCostly, [alpha](C v) { return v >= C(0) ? v : alpha * (fastmath::ExpOf(v) - C(1)); });
               break;
             case UnOp::kSelu:
               RunUnary(x, y, n, pool, kCostly, [alpha, gamma](C v) {
-                return v > C(0) ? gamma * v : gamma * (alpha * std::exp(v) - alpha);
+                return v > C(0) ? gamma * v : gamma * (alpha * fastmath::ExpOf(v) - alpha);
               });
               break;
             case UnOp::kHardSigmoid:
@@ -102,18 +103,18 @@ Status ComputeTyped(UnOp op, const UnaryParams& p, const T* x, T* y, int64_t n, 
               break;
             case UnOp::kSoftplus:
               RunUnary(x, y, n, pool, kCostly, [](C v) {
-                return v > C(0) ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
+                return v > C(0) ? v + std::log1p(fastmath::ExpOf(-v)) : std::log1p(fastmath::ExpOf(v));
               });
               break;
             case UnOp::kGelu:
               RunUnary(x, y, n, pool, kCostly, [](C v) {
-                return C(0.5) * v * (C(1) + std::erf(v * static_cast<C>(0.70710678118654752440)));
+                return C(0.5) * v * (C(1) + fastmath::ErfOf(v * static_cast<C>(0.70710678118654752440)));
               });
               break;
             case UnOp::kGeluTanh:
               RunUnary(x, y, n, pool, kCostly, [](C v) {
                 const C k = static_cast<C>(0.79788456080286535588);  // sqrt(2/pi)
-                return C(0.5) * v * (C(1) + std::tanh(k * (v + C(0.044715) * v * v * v)));
+                return C(0.5) * v * (C(1) + fastmath::TanhOf(k * (v + C(0.044715) * v * v * v)));
               });
               break;
             default: return MakeError(ErrorCode::kFail, "unary operator not handled");

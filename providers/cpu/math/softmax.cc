@@ -5,6 +5,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/fast_math.h"
 #include "providers/cpu/cpu_provider.h"
 
 namespace onyx {
@@ -24,12 +25,12 @@ void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner) {
     }
     C s = 0;
     if (kLog) {
-      for (int64_t i = 0; i < n; ++i) s += std::exp(static_cast<C>(x[i]) - m);
+      for (int64_t i = 0; i < n; ++i) s += fastmath::ExpOf(static_cast<C>(x[i]) - m);
       const C ls = std::log(s) + m;
       for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(static_cast<C>(x[i]) - ls);
     } else {
       for (int64_t i = 0; i < n; ++i) {
-        C e = std::exp(static_cast<C>(x[i]) - m);
+        C e = fastmath::ExpOf(static_cast<C>(x[i]) - m);
         y[i] = static_cast<T>(e);
         s += e;
       }
@@ -50,14 +51,14 @@ void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner) {
   }
   for (int64_t i = 0; i < n; ++i) {
     const T* r = x + i * inner;
-    for (int64_t j = 0; j < inner; ++j) s[j] += std::exp(static_cast<C>(r[j]) - m[j]);
+    for (int64_t j = 0; j < inner; ++j) s[j] += fastmath::ExpOf(static_cast<C>(r[j]) - m[j]);
   }
   for (int64_t i = 0; i < n; ++i) {
     const T* r = x + i * inner;
     T* o = y + i * inner;
     for (int64_t j = 0; j < inner; ++j) {
       C v = static_cast<C>(r[j]) - m[j];
-      o[j] = static_cast<T>(kLog ? v - std::log(s[j]) : std::exp(v) / s[j]);
+      o[j] = static_cast<T>(kLog ? v - std::log(s[j]) : fastmath::ExpOf(v) / s[j]);
     }
   }
 }
