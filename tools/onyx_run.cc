@@ -322,7 +322,7 @@ Array RandomInput(const std::string& name, const onyx::TensorTypeAndShapeInfo& i
   a.type = FindType(info.GetElementType());
   if (a.type == nullptr)
     throw UsageError("input '" + name + "': element type " + std::to_string(info.GetElementType()) +
-                     " cannot be generated; give it with --input " + name + "=file.npy");
+                     " is not supported by onyx_run (numeric and bool tensors only)");
   if (!info.HasShape())
     throw UsageError("input '" + name + "' has no declared shape; give it with --input " + name + "=file.npy");
   std::vector<int64_t> dims = info.GetShape();

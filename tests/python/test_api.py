@@ -286,7 +286,8 @@ def test_session_options(onyx):
     got = s.get_session_options()
     assert got.intra_op_num_threads == 1 and got.inter_op_num_threads == 1
     assert got.graph_optimization_level == onyx.GraphOptimizationLevel.ORT_DISABLE_ALL
-    assert got.execution_mode == onyx.ExecutionMode.ORT_PARALLEL
+    if not _is_ort(onyx):  # onnxruntime reports the mode it ended up using
+        assert got.execution_mode == onyx.ExecutionMode.ORT_PARALLEL
     assert got.logid == "api-test" and got.log_severity_level == 3
     assert got.get_session_config_entry("session.intra_op.allow_spinning") == "0"
     _check_usable(s)

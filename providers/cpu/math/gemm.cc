@@ -1,12 +1,58 @@
 // Gemm: Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M,N].
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/cpu_provider.h"
 #include "providers/cpu/math/blas.h"
 
+// Present only in DYNAMIC_ARCH builds of OpenBLAS (Debian's is one); weak so
+// that other builds still link.
+extern "C" void gotoblas_dynamic_init(void) __attribute__((weak));
+extern "C" void gotoblas_dynamic_quit(void) __attribute__((weak));
+
 namespace onyx {
 namespace {
+
+// OpenBLAS picks its kernels from the CPU model number. Virtual machines often
+// report a generic "Intel Xeon Processor" it does not know, and it falls back
+// to SSE3 (Prescott) kernels: about 5x slower SGEMM on an AVX-512 machine.
+// When that happened, and the user did not choose with OPENBLAS_CORETYPE,
+// re-select the kernels from the CPU's feature flags. This runs while the
+// library is being loaded, before any session exists, so no GEMM can be running.
+bool SelectBlasKernels() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (!gotoblas_dynamic_init || !gotoblas_dynamic_quit || std::getenv("OPENBLAS_CORETYPE") != nullptr) return false;
+  const char* core = openblas_get_corename();
+  static const char* kFallbacks[] = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom", "Banias",
+                                     "Katmai", "Coppermine", "Northwood", "unknown"};
+  bool fallback = false;
+  for (const char* f : kFallbacks) fallback = fallback || (core != nullptr && std::strcmp(core, f) == 0);
+  if (!fallback) return false;
+  __builtin_cpu_init();
+  const char* want = nullptr;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq")) {
+    want = "SkylakeX";
+  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    want = "Haswell";
+  } else if (__builtin_cpu_supports("avx")) {
+    want = "Sandybridge";
+  }
+  if (want == nullptr) return false;
+  // OpenBLAS reads the choice from the environment; do not leak it to children.
+  setenv("OPENBLAS_CORETYPE", want, 0);
+  gotoblas_dynamic_quit();
+  gotoblas_dynamic_init();
+  unsetenv("OPENBLAS_CORETYPE");
+  return true;
+#else
+  return false;
+#endif
+}
+
+const bool kBlasKernelsSelected = SelectBlasKernels();
 
 class GemmKernel final : public OpKernel {
  public:
@@ -89,6 +135,7 @@ class GemmKernel final : public OpKernel {
 }  // namespace
 
 void RegisterGemm(KernelRegistry& r) {
+  (void)kBlasKernelsSelected;
   KernelDef def;
   def.op_type = "Gemm";
   def.since_version = 1;

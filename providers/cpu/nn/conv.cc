@@ -287,14 +287,15 @@ class ConvKernel final : public OpKernel {
       // takes whole (image, group) units with its own column buffer.
       const int64_t min_chunk = std::max<int64_t>(1, static_cast<int64_t>(65536.0 / std::max(work, 1.0)));
       ThreadPool::For(ctx.threads(), units, min_chunk, [&](int64_t begin, int64_t end) {
-        std::vector<T> cols(pointwise ? 0 : static_cast<size_t>(Kc * OS));
+        // Uninitialised scratch: im2col writes every element.
+        Tensor cols(x.type(), {pointwise ? 0 : Kc * OS});
         for (int64_t u = begin; u < end; ++u) {
           const int64_t n = u / group_, grp = u % group_;
           if (pointwise) {
             gemm(n, grp, image(n, grp));
           } else {
-            Im2Col<T>(image(n, grp), g, 0, Kc, cols.data());
-            gemm(n, grp, cols.data());
+            Im2Col<T>(image(n, grp), g, 0, Kc, cols.data<T>());
+            gemm(n, grp, cols.data<T>());
           }
         }
       });
@@ -302,7 +303,7 @@ class ConvKernel final : public OpKernel {
     }
 
     // Big GEMMs: OpenBLAS threads each call itself, so only im2col uses our pool.
-    std::vector<T> cols(pointwise ? 0 : static_cast<size_t>(Kc * OS));
+    Tensor cols(x.type(), {pointwise ? 0 : Kc * OS});
     for (int64_t n = 0; n < N; ++n) {
       for (int64_t grp = 0; grp < group_; ++grp) {
         if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, "Conv: run terminated on request");
@@ -312,8 +313,8 @@ class ConvKernel final : public OpKernel {
         }
         const T* src = image(n, grp);
         ThreadPool::For(ctx.threads(), Kc, std::max<int64_t>(1, 16384 / std::max<int64_t>(OS, 1)),
-                        [&](int64_t begin, int64_t end) { Im2Col<T>(src, g, begin, end, cols.data()); });
-        gemm(n, grp, cols.data());
+                        [&](int64_t begin, int64_t end) { Im2Col<T>(src, g, begin, end, cols.data<T>()); });
+        gemm(n, grp, cols.data<T>());
       }
     }
     return Status::OK();

@@ -24,7 +24,7 @@ using AccumOf = std::conditional_t<std::is_same<T, float>::value, float, double>
 // starts at input coordinate start[o] and taps t in [lo[o], hi[o]) fall inside
 // the input; incl[o] counts taps inside the padded extent (count_include_pad).
 struct PoolAxis {
-  int64_t in = 1, out = 1, dil = 1;
+  int64_t in = 1, out = 1, dil = 1, k = 1, stride = 1, pad = 0;
   std::vector<int64_t> start, lo, hi, incl;
 };
 
@@ -100,7 +100,11 @@ class PoolKernel final : public OpKernel {
 
     return DispatchNumeric(x->type(), op, [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
-      Run<T>(ctx, *x, axes, y->data<T>(), indices ? indices->data<int64_t>() : nullptr);
+      if (indices) {
+        RunWithIndices<T>(ctx, *x, axes, y->data<T>(), indices->data<int64_t>());
+      } else {
+        RunRows<T>(ctx, *x, axes, y->data<T>());
+      }
       return Status::OK();
     });
   }
@@ -132,6 +136,9 @@ class PoolKernel final : public OpKernel {
     a->in = in;
     a->out = out;
     a->dil = d;
+    a->k = k;
+    a->stride = s;
+    a->pad = pb;
     a->start.resize(out);
     a->lo.resize(out);
     a->hi.resize(out);
@@ -150,15 +157,84 @@ class PoolKernel final : public OpKernel {
   }
 
   static void PlanDummy(PoolAxis* a) {
-    a->in = a->out = a->dil = 1;
+    a->in = a->out = a->dil = a->k = a->stride = 1;
+    a->pad = 0;
     a->start = {0};
     a->lo = {0};
     a->hi = {1};
     a->incl = {1};
   }
 
+  // Walks the kernel taps outermost so that the innermost loop runs along a
+  // whole output row with one input offset: contiguous for stride 1, and
+  // vectorizable either way.
   template <typename T>
-  void Run(KernelContext& ctx, const Tensor& x, const PoolAxis* ax, T* y, int64_t* indices) const {
+  void RunRows(KernelContext& ctx, const Tensor& x, const PoolAxis* ax, T* y) const {
+    using Acc = AccumOf<T>;
+    const PoolAxis& aw = ax[2];
+    const int64_t H = ax[1].in, W = aw.in, OD = ax[0].out, OH = ax[1].out, OW = aw.out;
+    const int64_t in_plane = ax[0].in * H * W, out_plane = OD * OH * OW;
+    const int64_t planes = x.dims()[0] * x.dims()[1];
+    // Output columns [wlo[t], whi[t]) read an in-range input column with tap t.
+    std::vector<int64_t> wlo(aw.k), whi(aw.k);
+    for (int64_t t = 0; t < aw.k; ++t) {
+      const int64_t off = t * aw.dil - aw.pad;
+      wlo[t] = std::min(OW, std::max<int64_t>(0, off >= 0 ? 0 : (-off + aw.stride - 1) / aw.stride));
+      whi[t] = std::max(wlo[t], std::min(OW, W - off > 0 ? (W - off + aw.stride - 1) / aw.stride : 0));
+    }
+    std::vector<Acc> wcount(OW);
+    for (int64_t ow = 0; ow < OW; ++ow)
+      wcount[ow] = static_cast<Acc>(count_include_pad_ ? aw.incl[ow] : aw.hi[ow] - aw.lo[ow]);
+    const T* xv = x.data<T>();
+    const int64_t sw = aw.stride, dw = aw.dil, pw = aw.pad;
+    ThreadPool::For(ctx.threads(), planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(out_plane * ShapeSize(kernel_), 1)),
+                    [&](int64_t begin, int64_t end) {
+      std::vector<Acc> acc(kKind == PoolKind::kAverage ? OW : 0);
+      for (int64_t p = begin; p < end; ++p) {
+        const T* in = xv + p * in_plane;
+        for (int64_t od = 0; od < OD; ++od) {
+          for (int64_t oh = 0; oh < OH; ++oh) {
+            T* orow = y + p * out_plane + (od * OH + oh) * OW;
+            if constexpr (kKind == PoolKind::kMax) {
+              std::fill(orow, orow + OW, std::numeric_limits<T>::lowest());
+            } else {
+              std::fill(acc.begin(), acc.end(), Acc(0));
+            }
+            for (int64_t td = ax[0].lo[od]; td < ax[0].hi[od]; ++td) {
+              const int64_t id = ax[0].start[od] + td * ax[0].dil;
+              for (int64_t th = ax[1].lo[oh]; th < ax[1].hi[oh]; ++th) {
+                const T* irow = in + (id * H + ax[1].start[oh] + th * ax[1].dil) * W;
+                for (int64_t t = 0; t < aw.k; ++t) {
+                  const int64_t off = t * dw - pw;
+                  if constexpr (kKind == PoolKind::kMax) {
+                    for (int64_t ow = wlo[t]; ow < whi[t]; ++ow) {
+                      const T v = irow[ow * sw + off];
+                      orow[ow] = v > orow[ow] ? v : orow[ow];
+                    }
+                  } else {
+                    for (int64_t ow = wlo[t]; ow < whi[t]; ++ow) acc[ow] += irow[ow * sw + off];
+                  }
+                }
+              }
+            }
+            if constexpr (kKind == PoolKind::kAverage) {
+              const Acc dh = static_cast<Acc>(
+                  count_include_pad_ ? ax[0].incl[od] * ax[1].incl[oh]
+                                     : (ax[0].hi[od] - ax[0].lo[od]) * (ax[1].hi[oh] - ax[1].lo[oh]));
+              for (int64_t ow = 0; ow < OW; ++ow) {
+                const Acc c = dh * wcount[ow];
+                orow[ow] = c > 0 ? static_cast<T>(acc[ow] / c) : T(0);
+              }
+            }
+          }
+        }
+      }
+    });
+  }
+
+  // MaxPool with Indices: one output at a time, tracking where each maximum came from.
+  template <typename T>
+  void RunWithIndices(KernelContext& ctx, const Tensor& x, const PoolAxis* ax, T* y, int64_t* indices) const {
     const int64_t D = ax[0].in, H = ax[1].in, W = ax[2].in;
     const int64_t OD = ax[0].out, OH = ax[1].out, OW = ax[2].out;
     const int64_t dd = ax[0].dil, dh = ax[1].dil, dw = ax[2].dil;
@@ -180,40 +256,24 @@ class PoolKernel final : public OpKernel {
             for (int64_t ow = 0; ow < OW; ++ow) {
               const int64_t o = (od * OH + oh) * OW + ow;
               const int64_t sd = ax[0].start[od], sh = ax[1].start[oh], sw = ax[2].start[ow];
-              if constexpr (kKind == PoolKind::kMax) {
-                T best = std::numeric_limits<T>::lowest();
-                int64_t best_at = -1;
-                for (int64_t td = ax[0].lo[od]; td < ax[0].hi[od]; ++td) {
-                  const int64_t id = sd + td * dd;
-                  for (int64_t th = ax[1].lo[oh]; th < ax[1].hi[oh]; ++th) {
-                    const int64_t ih = sh + th * dh;
-                    const T* row = in + (id * H + ih) * W;
-                    for (int64_t tw = ax[2].lo[ow]; tw < ax[2].hi[ow]; ++tw) {
-                      const int64_t iw = sw + tw * dw;
-                      if (row[iw] > best || best_at < 0) {
-                        best = row[iw];
-                        best_at = column_major ? id + D * (ih + H * iw) : (id * H + ih) * W + iw;
-                      }
+              T best = std::numeric_limits<T>::lowest();
+              int64_t best_at = -1;
+              for (int64_t td = ax[0].lo[od]; td < ax[0].hi[od]; ++td) {
+                const int64_t id = sd + td * dd;
+                for (int64_t th = ax[1].lo[oh]; th < ax[1].hi[oh]; ++th) {
+                  const int64_t ih = sh + th * dh;
+                  const T* row = in + (id * H + ih) * W;
+                  for (int64_t tw = ax[2].lo[ow]; tw < ax[2].hi[ow]; ++tw) {
+                    const int64_t iw = sw + tw * dw;
+                    if (row[iw] > best || best_at < 0) {
+                      best = row[iw];
+                      best_at = column_major ? id + D * (ih + H * iw) : (id * H + ih) * W + iw;
                     }
                   }
                 }
-                out[o] = best;
-                if (idx) idx[o] = best_at < 0 ? -1 : p * in_plane + best_at;
-              } else {
-                AccumOf<T> sum = 0;
-                for (int64_t td = ax[0].lo[od]; td < ax[0].hi[od]; ++td) {
-                  const int64_t id = sd + td * dd;
-                  for (int64_t th = ax[1].lo[oh]; th < ax[1].hi[oh]; ++th) {
-                    const T* row = in + (id * H + sh + th * dh) * W + sw;
-                    for (int64_t tw = ax[2].lo[ow]; tw < ax[2].hi[ow]; ++tw) sum += row[tw * dw];
-                  }
-                }
-                const int64_t count =
-                    count_include_pad_
-                        ? ax[0].incl[od] * ax[1].incl[oh] * ax[2].incl[ow]
-                        : (ax[0].hi[od] - ax[0].lo[od]) * (ax[1].hi[oh] - ax[1].lo[oh]) * (ax[2].hi[ow] - ax[2].lo[ow]);
-                out[o] = count > 0 ? static_cast<T>(sum / static_cast<AccumOf<T>>(count)) : T(0);
               }
+              out[o] = best;
+              if (idx) idx[o] = best_at < 0 ? -1 : p * in_plane + best_at;
             }
           }
         }

@@ -5,7 +5,7 @@ import os
 import warnings
 
 from . import _values
-from ._ffi import api, check, cstring_array, default_env, ffi, lib, status_to_exception, to_str
+from ._ffi import api, check, cstring_array, default_env, ffi, status_to_exception, to_str
 from ._options import RunOptions, SessionOptions
 from .onnxruntime_pybind11_state import not_implemented
 
@@ -364,7 +364,3 @@ class InferenceSession:
         """Not available yet: IOBinding is not implemented in this binding."""
         raise not_implemented("io_binding: IOBinding is not implemented yet")
 
-
-# Keeps `lib` referenced here so the library outlives every session handle
-# released at interpreter exit.
-_lib = lib
