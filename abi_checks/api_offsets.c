@@ -99,6 +99,10 @@ ONYX_SLOT(GetAllProviderCount, 86);
 ONYX_SLOT(GetAllProviderName, 87);
 ONYX_SLOT(GetVersionString, 88);
 ONYX_SLOT(GetBuildInfoString, 89);
-_Static_assert(sizeof(OnyxApi) / sizeof(void*) >= 90, "OnyxApi shrank");
+ONYX_SLOT(SessionOptionsEnableProfiling, 90);
+ONYX_SLOT(SessionOptionsDisableProfiling, 91);
+ONYX_SLOT(SessionEndProfiling, 92);
+ONYX_SLOT(SessionGetProfilingStartTimeNs, 93);
+_Static_assert(sizeof(OnyxApi) / sizeof(void*) >= 94, "OnyxApi shrank");
 
-int onyx_abi_offsets_checked(void) { return 90; }
+int onyx_abi_offsets_checked(void) { return 94; }

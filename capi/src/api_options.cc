@@ -110,6 +110,20 @@ OnyxStatus* SessionOptionsAppendProvider(OnyxSessionOptions* options, const char
   API_END
 }
 
+OnyxStatus* SessionOptionsEnableProfiling(OnyxSessionOptions* options, const char* prefix) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  options->options.enable_profiling = true;
+  if (prefix) options->options.profile_file_prefix = prefix;
+  API_END
+}
+OnyxStatus* SessionOptionsDisableProfiling(OnyxSessionOptions* options) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  options->options.enable_profiling = false;
+  API_END
+}
+
 OnyxStatus* RunOptionsCreate(OnyxRunOptions** out) {
   API_BEGIN
   API_CHECK_NOT_NULL(out);
@@ -167,6 +181,8 @@ void FillOptionsApi(OnyxApi& a) {
   a.SessionOptionsAddConfigEntry = SessionOptionsAddConfigEntry;
   a.SessionOptionsGetConfigEntry = SessionOptionsGetConfigEntry;
   a.SessionOptionsAppendProvider = SessionOptionsAppendProvider;
+  a.SessionOptionsEnableProfiling = SessionOptionsEnableProfiling;
+  a.SessionOptionsDisableProfiling = SessionOptionsDisableProfiling;
   a.RunOptionsCreate = RunOptionsCreate;
   a.RunOptionsRelease = RunOptionsRelease;
   a.RunOptionsSetTag = RunOptionsSetTag;

@@ -161,6 +161,25 @@ OnyxStatus* SessionRun(OnyxSession* session, const OnyxRunOptions* run_options, 
   API_END
 }
 
+OnyxStatus* SessionEndProfiling(OnyxSession* session, const char** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(session);
+  API_CHECK_NOT_NULL(out);
+  std::string path;
+  API_RETURN_IF_ERROR(session->session->EndProfiling(&path));
+  session->last_profile_path = std::move(path);
+  *out = session->last_profile_path.c_str();
+  API_END
+}
+
+OnyxStatus* SessionGetProfilingStartTimeNs(const OnyxSession* session, uint64_t* out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(session);
+  API_CHECK_NOT_NULL(out);
+  *out = static_cast<uint64_t>(session->session->profiling_start_time_ns());
+  API_END
+}
+
 }  // namespace
 
 void FillSessionApi(OnyxApi& a) {
@@ -180,6 +199,8 @@ void FillSessionApi(OnyxApi& a) {
   a.SessionGetProviderCount = SessionGetProviderCount;
   a.SessionGetProviderName = SessionGetProviderName;
   a.SessionRun = SessionRun;
+  a.SessionEndProfiling = SessionEndProfiling;
+  a.SessionGetProfilingStartTimeNs = SessionGetProfilingStartTimeNs;
 }
 
 }  // namespace capi

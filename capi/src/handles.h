@@ -28,6 +28,7 @@ struct OnyxSessionOptions {
 
 struct OnyxSession {
   std::unique_ptr<onyx::Session> session;
+  std::string last_profile_path;
 };
 
 struct OnyxRunOptions {

@@ -137,9 +137,11 @@ struct GraphState {
       auto init = s->graph->initializers.find(name);
       if (init != s->graph->initializers.end()) {
         const Tensor* t = init->second.get();
-        // An initializer that is also a graph input can be overridden by a feed.
-        if (!t || IsGraphInput(*s->graph, name) || t->rank() > 1 || t->size() > 4096 || t->raw() == nullptr)
+        if (!t || (t->type() != ElemType::kInt64 && t->type() != ElemType::kInt32) || t->rank() > 1 ||
+            t->size() > 4096 || t->raw() == nullptr)
           return nullptr;
+        // An initializer that is also a graph input can be overridden by a feed.
+        if (IsGraphInput(*s->graph, name)) return nullptr;
         IntData d;
         d.scalar = t->rank() == 0;
         if (t->type() == ElemType::kInt64) {
@@ -464,7 +466,7 @@ Status InferNode(Graph& g, GraphState& state, const Node& node) {
     TypeInfo& declared = g.value_types[name];
     std::string why;
     if (!MergeType(ctx.outputs[i], &declared, &why))
-      return ctx.Fail(StrCat("inferred ", why, " for output '", name, "' (input shapes ", ctx.InputShapes(), ")"));
+      return ctx.Fail(StrCat("output '", name, "': inferred ", why, " (input shapes ", ctx.InputShapes(), ")"));
   }
   for (auto& od : ctx.output_data) {
     const std::string& name = node.outputs[od.first];

@@ -1,5 +1,6 @@
 #include "core/session/execution_plan.h"
 
+#include <thread>
 #include <unordered_set>
 
 namespace onyx {
@@ -119,6 +120,7 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
     Step step;
     step.node = &node;
     step.allocator = chosen->GetAllocator();
+    step.provider = &chosen->Name();
     KernelInfo info(node, graph, input_types);
     info.constants_may_be_overridden = true;
     Status s = def->create(info, &step.kernel);
@@ -172,8 +174,38 @@ std::string ExecutionPlan::DescribeInputs(const Step& step, const std::vector<st
   return s;
 }
 
+namespace {
+std::string TypeShapeJson(const std::vector<int>& slots, const std::vector<std::shared_ptr<Tensor>>& values) {
+  std::string s = "[";
+  bool first = true;
+  for (int slot : slots) {
+    if (slot < 0 || !values[slot]) continue;
+    const Tensor& t = *values[slot];
+    s += StrCat(first ? "" : ",", "{\"", ElemTypeName(t.type()), "\":", ShapeToString(t.dims()), "}");
+    first = false;
+  }
+  return s + "]";
+}
+}  // namespace
+
+void ExecutionPlan::RecordNode(Profiler* profiler, const Step& step, const std::vector<std::shared_ptr<Tensor>>& values,
+                               Profiler::Clock::time_point start, Profiler::Clock::time_point end) const {
+  ProfileEvent e;
+  e.category = "Node";
+  e.name = step.node->name + "_kernel_time";
+  e.start_us = profiler->MicrosSinceStart(start);
+  e.duration_us = std::chrono::duration_cast<std::chrono::microseconds>(end - start).count();
+  e.thread_id = static_cast<int>(std::hash<std::thread::id>()(std::this_thread::get_id()) % 100000);
+  e.args = {{"op_name", Profiler::JsonString(step.node->op_type)},
+            {"provider", Profiler::JsonString(*step.provider)},
+            {"node_index", std::to_string(&step - steps_.data())},
+            {"input_type_shape", TypeShapeJson(step.inputs, values)},
+            {"output_type_shape", TypeShapeJson(step.outputs, values)}};
+  profiler->Record(std::move(e));
+}
+
 Status ExecutionPlan::Execute(std::vector<std::shared_ptr<Tensor>>& values, const RunOptions* run_options,
-                              ThreadPool* threads) const {
+                              ThreadPool* threads, Profiler* profiler) const {
   for (const auto& c : constants_)
     if (!values[c.first]) values[c.first] = c.second;
   for (const Step& step : steps_) {
@@ -185,6 +217,7 @@ Status ExecutionPlan::Execute(std::vector<std::shared_ptr<Tensor>>& values, cons
                          slot_names_[s], "' has no value");
     }
     RunContext ctx(values, step.inputs, step.outputs, step.allocator, threads, run_options);
+    auto start = profiler ? Profiler::Clock::now() : Profiler::Clock::time_point();
     Status s;
     try {
       s = step.kernel->Compute(ctx);
@@ -207,6 +240,7 @@ Status ExecutionPlan::Execute(std::vector<std::shared_ptr<Tensor>>& values, cons
         return MakeError(ErrorCode::kEngineError, step.node->Describe(), " did not produce output ", i, " '",
                          slot_names_[o], "'");
     }
+    if (profiler) RecordNode(profiler, step, values, start, Profiler::Clock::now());
     for (int r : step.release) values[r].reset();
   }
   return Status::OK();

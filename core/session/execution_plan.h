@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/framework/profiler.h"
 #include "core/framework/thread_pool.h"
 #include "core/graph/graph.h"
 #include "core/session/options.h"
@@ -31,8 +32,9 @@ class ExecutionPlan {
 
   // Runs all nodes. `values` has one entry per slot; feeds are already placed.
   // Constants are filled here. Graph-output slots keep their values on return.
+  // `profiler` is null unless profiling is on; then each node is an event.
   Status Execute(std::vector<std::shared_ptr<Tensor>>& values, const RunOptions* run_options,
-                 ThreadPool* threads) const;
+                 ThreadPool* threads, Profiler* profiler) const;
   size_t num_slots() const { return slot_names_.size(); }
 
  private:
@@ -40,10 +42,13 @@ class ExecutionPlan {
     const Node* node = nullptr;
     std::unique_ptr<OpKernel> kernel;
     Allocator* allocator = nullptr;
+    const std::string* provider = nullptr;
     std::vector<int> inputs;   // -1 for omitted
     std::vector<int> outputs;  // -1 for omitted
     std::vector<int> release;  // slots no longer needed after this step
   };
+  void RecordNode(Profiler* profiler, const Step& step, const std::vector<std::shared_ptr<Tensor>>& values,
+                  Profiler::Clock::time_point start, Profiler::Clock::time_point end) const;
   std::string DescribeInputs(const Step& step, const std::vector<std::shared_ptr<Tensor>>& values) const;
 
   std::vector<std::string> slot_names_;

@@ -23,6 +23,8 @@ struct SessionOptions {
   std::string log_id;
   std::map<std::string, std::string> config;
   std::vector<ProviderRequest> providers;  // priority order; CPU is appended if absent
+  bool enable_profiling = false;
+  std::string profile_file_prefix = "onnxruntime_profile_";
 };
 
 struct RunOptions {

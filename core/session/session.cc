@@ -44,24 +44,28 @@ Status CheckFeed(const ValueInfo& decl, const Value& v) {
 Session::~Session() = default;
 
 Status Session::Create(const SessionOptions& options, const std::string& path, std::unique_ptr<Session>* out) {
+  auto start = Profiler::Clock::now();
   std::unique_ptr<Session> s(new Session());
   ONYX_RETURN_IF_ERROR(LoadModelFromFile(path, &s->model_));
-  ONYX_RETURN_IF_ERROR(s->Initialize(options));
+  ONYX_RETURN_IF_ERROR(s->Initialize(options, start));
   *out = std::move(s);
   return Status::OK();
 }
 
 Status Session::CreateFromBytes(const SessionOptions& options, const void* data, size_t size,
                                 std::unique_ptr<Session>* out) {
+  auto start = Profiler::Clock::now();
   std::unique_ptr<Session> s(new Session());
   ONYX_RETURN_IF_ERROR(LoadModelFromBytes(data, size, "", &s->model_));
-  ONYX_RETURN_IF_ERROR(s->Initialize(options));
+  ONYX_RETURN_IF_ERROR(s->Initialize(options, start));
   *out = std::move(s);
   return Status::OK();
 }
 
-Status Session::Initialize(const SessionOptions& options) {
+Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_point load_start) {
   options_ = options;
+  if (options.enable_profiling) profiler_.Start(options.profile_file_prefix, load_start);
+  auto loaded = Profiler::Clock::now();
   const Graph& g = *model_.graph;
   for (const auto& in : g.inputs) {
     if (g.IsInitializer(in.name)) overridable_.push_back(in);
@@ -94,6 +98,12 @@ Status Session::Initialize(const SessionOptions& options) {
   // OpenBLAS keeps one process-wide pool; it runs inside our kernels' calls, so
   // give it the same budget rather than letting both claim every core.
   openblas_set_num_threads(threads);
+  if (profiler_.enabled()) {
+    int64_t load_us = profiler_.MicrosSinceStart(loaded);
+    profiler_.Record({"Session", "model_loading", 0, load_us, 0, {}});
+    profiler_.Record({"Session", "session_initialization", load_us,
+                      profiler_.MicrosSinceStart(Profiler::Clock::now()) - load_us, 0, {}});
+  }
   return Status::OK();
 }
 
@@ -131,7 +141,14 @@ Status Session::Run(const RunOptions* run_options, const std::vector<std::string
     out_slots.push_back(plan_->SlotOf(name));
   }
 
-  ONYX_RETURN_IF_ERROR(plan_->Execute(values, run_options, thread_pool_.get()));
+  Profiler* profiler = profiler_.enabled() ? &profiler_ : nullptr;
+  auto run_start = Profiler::Clock::now();
+  ONYX_RETURN_IF_ERROR(plan_->Execute(values, run_options, thread_pool_.get(), profiler));
+  if (profiler) {
+    profiler->Record({"Session", "model_run", profiler->MicrosSinceStart(run_start),
+                      std::chrono::duration_cast<std::chrono::microseconds>(Profiler::Clock::now() - run_start).count(),
+                      0, {}});
+  }
 
   std::vector<Value> result;
   result.reserve(out_slots.size());
@@ -147,6 +164,11 @@ Status Session::Run(const RunOptions* run_options, const std::vector<std::string
   }
   *outputs = std::move(result);
   return Status::OK();
+}
+
+Status Session::EndProfiling(std::string* path) const {
+  std::lock_guard<std::mutex> lock(profile_mu_);
+  return profiler_.End(path);
 }
 
 }  // namespace onyx

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/framework/profiler.h"
 #include "core/framework/thread_pool.h"
 #include "core/framework/value.h"
 #include "core/graph/graph.h"
@@ -31,6 +33,12 @@ class Session {
   const std::vector<std::string>& provider_names() const { return provider_names_; }
   const SessionOptions& options() const { return options_; }
 
+  // Writes the profile (Chrome-trace JSON) and stops profiling; FAIL when
+  // profiling was not enabled. Thread-safe with Run.
+  Status EndProfiling(std::string* path) const;
+  // Wall-clock ns since the epoch when profiling started (0 when disabled).
+  int64_t profiling_start_time_ns() const { return profiler_.start_time_ns(); }
+
   // Thread-safe. `feeds[i]` is the value for `input_names[i]`; `output_names`
   // empty means all outputs. On success `outputs` holds one value per name.
   Status Run(const RunOptions* run_options, const std::vector<std::string>& input_names,
@@ -39,7 +47,7 @@ class Session {
 
  private:
   Session() = default;
-  Status Initialize(const SessionOptions& options);
+  Status Initialize(const SessionOptions& options, Profiler::Clock::time_point load_start);
 
   SessionOptions options_;
   Model model_;
@@ -49,6 +57,8 @@ class Session {
   std::vector<std::string> provider_names_;
   std::unique_ptr<ThreadPool> thread_pool_;
   std::unique_ptr<ExecutionPlan> plan_;
+  mutable Profiler profiler_;
+  mutable std::mutex profile_mu_;
 };
 
 }  // namespace onyx

@@ -572,7 +572,7 @@ TEST(ShapeInferenceDeclared, RefinesAndDetectsConflicts) {
   Status s = c.Run();
   EXPECT_EQ(s.code(), ErrorCode::kInvalidGraph);
   EXPECT_EQ(s.message(),
-            "node 'relu' (Relu): inferred shape [2,3] conflicts with its declared shape [2,4] for output 'y' "
+            "node 'relu' (Relu): output 'y': inferred shape [2,3] conflicts with its declared shape [2,4] "
             "(input shapes [2,3])");
 
   G ty;

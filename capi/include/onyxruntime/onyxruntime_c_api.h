@@ -354,6 +354,22 @@ typedef struct OnyxApi {
   const char* (*GetVersionString)(void);
   /* Build configuration in one line; static. */
   const char* (*GetBuildInfoString)(void);
+
+  /* ---- Profiling -------------------------------------------------------- */
+
+  /* Sessions created with these options record a Chrome-trace profile (model
+   * loading, initialization, each run and each node's kernel time with op type,
+   * provider, input and output shapes) into "<prefix><date-time>_<pid>.json".
+   * `prefix` is copied; NULL keeps the default "onnxruntime_profile_". */
+  OnyxStatus* (*SessionOptionsEnableProfiling)(OnyxSessionOptions* options, const char* prefix);
+  OnyxStatus* (*SessionOptionsDisableProfiling)(OnyxSessionOptions* options);
+  /* Writes the profile and stops profiling. *out (borrowed) is the file's path,
+   * valid until the next SessionEndProfiling on this session or its release.
+   * ONYX_FAIL when the session was not created with profiling enabled. */
+  OnyxStatus* (*SessionEndProfiling)(OnyxSession* session, const char** out);
+  /* Wall-clock nanoseconds since the Unix epoch at which profiling started;
+   * 0 when profiling is not enabled. */
+  OnyxStatus* (*SessionGetProfilingStartTimeNs)(const OnyxSession* session, uint64_t* out);
 } OnyxApi;
 
 typedef struct OnyxApiBase {
