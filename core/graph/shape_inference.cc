@@ -234,6 +234,7 @@ const RuleMap& Rules() {
     RegisterNnRules(*m);
     RegisterTensorRules(*m);
     RegisterReduceRules(*m);
+    RegisterConstantRules(*m);
     return m;
   }();
   return *rules;

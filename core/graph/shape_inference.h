@@ -70,6 +70,7 @@ void RegisterElementwiseRules(RuleMap& m);
 void RegisterNnRules(RuleMap& m);
 void RegisterTensorRules(RuleMap& m);
 void RegisterReduceRules(RuleMap& m);
+void RegisterConstantRules(RuleMap& m);
 
 struct GraphState;  // defined in shape_inference.cc
 

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/graph/shape_inference.h"
 #include "core/session/execution_plan.h"
 
 namespace onyx {
@@ -89,6 +90,8 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
     provider_names_.push_back(kCpuProviderName);
     providers_.push_back(std::move(p));
   }
+  // Types and shapes first, so kernel lookup and error messages see them.
+  ONYX_RETURN_IF_ERROR(InferTypesAndShapes(*model_.graph));
   std::vector<ExecutionProvider*> raw;
   for (auto& p : providers_) raw.push_back(p.get());
   ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(g, raw, &plan_));

@@ -417,17 +417,35 @@ def test_unsupported_feed_object(sess):
     _check_usable(sess)
 
 
-def test_profiling_is_not_silently_ignored(onyx, sess):
-    if _is_ort(onyx):
-        pytest.skip("onnxruntime implements profiling")
-    with pytest.raises(_state(onyx).NotImplemented, match="NOT_IMPLEMENTED"):
-        sess.end_profiling()
-    with pytest.raises(_state(onyx).NotImplemented):
-        sess.get_profiling_start_time_ns()
+def test_profiling_writes_chrome_trace_with_one_event_per_node(onyx, tmp_path):
+    import json
+
     so = onyx.SessionOptions()
     so.enable_profiling = True
-    with pytest.raises(_state(onyx).NotImplemented, match="profiling"):
-        onyx.InferenceSession(MODEL, sess_options=so)
+    so.profile_file_prefix = str(tmp_path / "prof_")
+    prof_sess = onyx.InferenceSession(MODEL, sess_options=so, providers=["CPUExecutionProvider"])
+    assert prof_sess.get_profiling_start_time_ns() > 0
+    runs = 3
+    for _ in range(runs):
+        prof_sess.run(None, _feed())
+    path = prof_sess.end_profiling()
+    assert path.startswith(str(tmp_path / "prof_")) and path.endswith(".json")
+    with open(path) as f:
+        events = json.load(f)  # valid JSON, Chrome-trace event list
+    node_events = [e for e in events if e.get("cat") == "Node" and e["name"].endswith("_kernel_time")]
+    import onnx
+
+    n_nodes = len(onnx.load_from_string(MODEL).graph.node)
+    assert len(node_events) == n_nodes * runs
+    for e in node_events:
+        assert e["ph"] == "X" and e["dur"] >= 0 and e["ts"] >= 0
+        assert e["args"]["provider"] == "CPUExecutionProvider"
+        assert e["args"]["op_name"]
+        assert e["args"]["input_type_shape"] and e["args"]["output_type_shape"]
+
+
+def test_end_profiling_without_profiling_returns_empty(onyx, sess):
+    assert sess.end_profiling() == ""
 
 
 # ---------------------------------------------------------------- numpy in / out

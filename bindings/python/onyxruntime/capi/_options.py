@@ -177,16 +177,19 @@ class SessionOptions:
         return to_str(out[0])
 
     def _check_supported(self):
-        if self.enable_profiling:
-            raise not_implemented("SessionOptions.enable_profiling: profiling is not implemented yet")
         if self.optimized_model_filepath:
             raise not_implemented("SessionOptions.optimized_model_filepath: saving the optimized model "
                                   "is not implemented yet")
 
     def _clone_handle(self):
-        return new_handle(
+        handle = new_handle(
             "OnyxSessionOptions", lambda out: api.SessionOptionsClone(self._handle, out), api.SessionOptionsRelease
         )
+        # Profiling settings live on the Python object (set as attributes), and
+        # reach the C options only for the session being created.
+        if self.enable_profiling:
+            check(api.SessionOptionsEnableProfiling(handle, self.profile_file_prefix.encode("utf-8")))
+        return handle
 
     def _copy(self):
         other = SessionOptions.__new__(SessionOptions)

@@ -310,12 +310,19 @@ class InferenceSession:
         self._enable_fallback = True
 
     def end_profiling(self):
-        """Not available yet: profiling is a later feature (raises NotImplemented)."""
-        raise not_implemented("end_profiling: profiling is not implemented yet")
+        """Writes the Chrome-trace profile and returns its path ('' when
+        profiling was not enabled, as onnxruntime)."""
+        if not self._sess_options.enable_profiling:
+            return ""
+        out = ffi.new("const char**")
+        check(api.SessionEndProfiling(self._sess, out))
+        return to_str(out[0])
 
     def get_profiling_start_time_ns(self):
-        """Not available yet: profiling is a later feature (raises NotImplemented)."""
-        raise not_implemented("get_profiling_start_time_ns: profiling is not implemented yet")
+        """Wall-clock ns since the epoch when profiling started (0 if disabled)."""
+        out = ffi.new("uint64_t*")
+        check(api.SessionGetProfilingStartTimeNs(self._sess, out))
+        return int(out[0])
 
     def run(self, output_names, input_feed, run_options=None):
         """Runs the model.
