@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -358,7 +359,8 @@ Status LoadModelFromBytes(const void* data, size_t size, const std::string& mode
   m.producer_version = mp.producer_version();
   m.domain = mp.domain();
   m.doc_string = mp.doc_string();
-  m.model_version = mp.model_version();
+  // onnxruntime reports an unset model_version as INT64_MAX; users test for it.
+  m.model_version = mp.has_model_version() ? mp.model_version() : INT64_MAX;
   for (const auto& kv : mp.metadata_props()) m.metadata.emplace_back(kv.key(), kv.value());
   if (mp.functions_size() > 0)
     return MakeError(ErrorCode::kNotImplemented, "model-local functions are not supported yet (model defines ",

@@ -143,6 +143,10 @@ Dim DimProduct(const std::vector<Dim>& dims, size_t begin, size_t end);
 // Normalises a possibly negative axis for `rank`; false when out of range.
 bool NormalizeAxis(int64_t axis, int64_t rank, int64_t* out);
 std::string DimString(const Dim& d);
+// Rank-only output: `rank` unknown dims (or unknown rank when rank < 0).
+void SetRankOnly(InferContext& ctx, size_t o, ElemType e, int64_t rank);
+// Length of a 1-D input whose shape is declared, -1 if unknown.
+int64_t Len1D(InferContext& ctx, size_t i);
 
 }  // namespace shape_inference
 }  // namespace onyx

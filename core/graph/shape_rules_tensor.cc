@@ -17,17 +17,6 @@ void SetMaybeShape(InferContext& ctx, size_t o, ElemType e, bool has_shape, cons
   else ctx.SetTensor(o, e);
 }
 
-// Rank-only output: `rank` unknown dims (or unknown rank when rank < 0).
-void SetRankOnly(InferContext& ctx, size_t o, ElemType e, int64_t rank) {
-  if (rank >= 0 && rank < (1 << 20)) ctx.SetTensor(o, e, std::vector<Dim>(static_cast<size_t>(rank)));
-  else ctx.SetTensor(o, e);
-}
-
-// Length of a 1-D input whose shape is declared, -1 if unknown.
-int64_t Len1D(InferContext& ctx, size_t i) {
-  if (!ctx.HasShape(i) || ctx.Dims(i).size() != 1 || !ctx.Dims(i)[0].known()) return -1;
-  return ctx.Dims(i)[0].value;
-}
 
 // ---- Reshape ---------------------------------------------------------------
 

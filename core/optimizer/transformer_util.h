@@ -1,0 +1,65 @@
+// Internals shared by the graph transformers in core/optimizer/. Not API.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/graph/graph.h"
+
+namespace onyx {
+namespace optimizer {
+
+// One transformer: rewrites `graph` (not its subgraphs) and sets *changed when
+// it did anything. Each lives in core/optimizer/<name>.cc.
+using TransformFn = Status (*)(Graph& graph, bool* changed);
+
+Status EliminateIdentities(Graph& graph, bool* changed);    // identity_elimination.cc
+Status FoldConstants(Graph& graph, bool* changed);          // constant_folding.cc
+Status FoldShapes(Graph& graph, bool* changed);             // shape_folding.cc
+Status FuseConvBatchNorm(Graph& graph, bool* changed);      // conv_bn_fusion.cc
+Status FuseConvActivation(Graph& graph, bool* changed);     // conv_activation_fusion.cc
+Status FuseMatMulAdd(Graph& graph, bool* changed);          // matmul_add_fusion.cc
+
+// Who produces and who reads each value of one graph, as of when it was built;
+// transformers rebuild it after each rewrite rather than patch it.
+class GraphIndex {
+ public:
+  explicit GraphIndex(const Graph& graph);
+  // Index of the node producing `value`, or -1 (graph input, initializer, outer scope).
+  int Producer(const std::string& value) const;
+  // (node index, input slot) of every explicit read of `value`.
+  const std::vector<std::pair<int, int>>& Consumers(const std::string& value) const;
+  bool IsGraphOutput(const std::string& value) const { return graph_outputs_.count(value) != 0; }
+  // Read by a subgraph of some node (through implicit_inputs).
+  bool IsImplicitInput(const std::string& value) const { return implicit_.count(value) != 0; }
+  // Exactly one explicit read and nothing else sees it: the value may vanish
+  // when its producer and that reader are merged.
+  bool HasSingleUse(const std::string& value) const;
+  // Nothing reads it and it is not a graph output.
+  bool IsUnused(const std::string& value) const;
+
+ private:
+  std::unordered_map<std::string, int> producer_;
+  std::unordered_map<std::string, std::vector<std::pair<int, int>>> consumers_;
+  std::unordered_set<std::string> graph_outputs_, implicit_;
+};
+
+// The initializer `name` when a run cannot replace it (it is not also a graph
+// input), else null.
+const Tensor* ConstantInitializer(const Graph& graph, const std::string& name);
+
+// A value name not used anywhere in `graph` yet, derived from `base`.
+std::string UniqueValueName(const Graph& graph, const std::string& base);
+
+// Drops initializers that no node (or subgraph) reads and that are neither
+// graph inputs nor outputs; returns how many went.
+size_t RemoveUnusedInitializers(Graph& graph);
+
+// Scalar value of a constant float/double tensor with one element.
+bool ScalarAsDouble(const Tensor& t, double* out);
+
+}  // namespace optimizer
+}  // namespace onyx
