@@ -2,10 +2,12 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "core/graph/shape_inference.h"
+#include "core/optimizer/optimizer.h"
 #include "core/session/execution_plan.h"
 
 namespace onyx {
@@ -92,6 +94,21 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   }
   // Types and shapes first, so kernel lookup and error messages see them.
   ONYX_RETURN_IF_ERROR(InferTypesAndShapes(*model_.graph));
+  // onnxruntime's config key: a comma-separated list of transformer names.
+  std::vector<std::string> disabled;
+  auto dis = options.config.find("optimization.disable_specified_optimizers");
+  if (dis != options.config.end()) {
+    size_t start = 0;
+    while (start <= dis->second.size()) {
+      size_t end = std::min(dis->second.find(',', start), dis->second.size());
+      std::string name = dis->second.substr(start, end - start);
+      name.erase(0, name.find_first_not_of(" \t"));
+      name.erase(name.find_last_not_of(" \t") + 1);
+      if (!name.empty()) disabled.push_back(name);
+      start = end + 1;
+    }
+  }
+  ONYX_RETURN_IF_ERROR(OptimizeGraph(*model_.graph, options.graph_optimization_level, disabled));
   std::vector<ExecutionProvider*> raw;
   for (auto& p : providers_) raw.push_back(p.get());
   ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(g, raw, &plan_));

@@ -3,8 +3,18 @@
 //    per-group GEMMs of one row are all overhead;
 //  - 1x1, stride 1, no padding: the input already is the GEMM's right operand;
 //  - everything else: im2col, then one GEMM per (image, group).
+//
+// Engine-internal attributes, set only by the graph optimizer
+// (core/optimizer/conv_activation_fusion.cc), never read from ONNX files by
+// name collision because ONNX's Conv has no such attributes:
+//   activation        string: "Relu", "Clip" or "LeakyRelu"
+//   activation_params floats: Clip {min, max}; LeakyRelu {alpha}; Relu none
+// The activation is applied with the bias in each block's epilogue, while that
+// block of Y is still in cache, instead of as a separate pass over memory.
 #include <algorithm>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
@@ -46,6 +56,105 @@ int64_t CeilDiv(int64_t x, int64_t y) { return x >= 0 ? (x + y - 1) / y : -((-x)
 void ValidRange(int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* lo, int64_t* hi) {
   *lo = std::min(out, std::max<int64_t>(0, CeilDiv(-off, stride)));
   *hi = std::max(*lo, std::min(out, CeilDiv(in - off, stride)));
+}
+
+// The fused activation as y = clamp(x, lo, hi) (Relu, Clip) or leaky.
+struct Activation {
+  enum class Kind { kNone, kClamp, kLeaky };
+  Kind kind = Kind::kNone;
+  float lo = 0.f, hi = 0.f, alpha = 0.f;
+};
+
+Status ParseActivation(const KernelInfo& info, Activation* out) {
+  const Attribute* a = info.Attr("activation");
+  if (a == nullptr) return Status::OK();
+  const Attribute* p = info.Attr("activation_params");
+  const std::vector<float> params = p ? p->floats : std::vector<float>{};
+  if (a->s == "Relu" && params.empty()) {
+    *out = {Activation::Kind::kClamp, 0.f, std::numeric_limits<float>::infinity(), 0.f};
+  } else if (a->s == "Clip" && params.size() == 2) {
+    *out = {Activation::Kind::kClamp, params[0], params[1], 0.f};
+  } else if (a->s == "LeakyRelu" && params.size() == 1) {
+    *out = {Activation::Kind::kLeaky, 0.f, 0.f, params[0]};
+  } else {
+    return MakeError(ErrorCode::kInvalidGraph, "Conv: fused activation '", a->s, "' with ", params.size(),
+                     " parameters is not supported");
+  }
+  return Status::OK();
+}
+
+// y[0..n) = act(y + bias): the whole epilogue of one output row or channel.
+template <typename T>
+void Epilogue(T* y, int64_t n, T bias, const Activation& act) {
+  switch (act.kind) {
+    case Activation::Kind::kNone:
+      if (bias != T(0))
+        for (int64_t i = 0; i < n; ++i) y[i] += bias;
+      break;
+    case Activation::Kind::kClamp: {
+      // Clip's order: max with min first, so min > max gives max, like ONNX.
+      const T lo = static_cast<T>(act.lo), hi = static_cast<T>(act.hi);
+      for (int64_t i = 0; i < n; ++i) {
+        T v = y[i] + bias;
+        v = v < lo ? lo : v;
+        y[i] = v > hi ? hi : v;
+      }
+      break;
+    }
+    case Activation::Kind::kLeaky: {
+      const T alpha = static_cast<T>(act.alpha);
+      for (int64_t i = 0; i < n; ++i) {
+        const T v = y[i] + bias;
+        y[i] = v < T(0) ? v * alpha : v;
+      }
+      break;
+    }
+  }
+}
+
+// 3x3 depthwise rows in float over a zero-padded copy of the plane, so the
+// inner loops have no bounds checks and vectorize; cloned per ISA because
+// the engine is built for baseline x86-64. Stride 2 reads rows split into
+// even and odd columns, so every load is still contiguous.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ONYX_DW_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define ONYX_DW_CLONES
+#endif
+
+ONYX_DW_CLONES
+void Dw3x3RowS1(const float* __restrict r0, const float* __restrict r1, const float* __restrict r2,
+                const float* __restrict w, float bias, int64_t ow_n, float* __restrict out) {
+  const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+  for (int64_t i = 0; i < ow_n; ++i) {
+    out[i] = bias + w0 * r0[i] + w1 * r0[i + 1] + w2 * r0[i + 2] + w3 * r1[i] + w4 * r1[i + 1] + w5 * r1[i + 2] +
+             w6 * r2[i] + w7 * r2[i + 1] + w8 * r2[i + 2];
+  }
+}
+
+// rK points at a padded row stored as [even columns (ow_n + 1) | odd columns (ow_n)].
+ONYX_DW_CLONES
+void Dw3x3RowS2(const float* __restrict r0, const float* __restrict r1, const float* __restrict r2,
+                const float* __restrict w, float bias, int64_t ow_n, float* __restrict out) {
+  const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4], w5 = w[5], w6 = w[6], w7 = w[7], w8 = w[8];
+  const float *e0 = r0, *o0 = r0 + ow_n + 1, *e1 = r1, *o1 = r1 + ow_n + 1, *e2 = r2, *o2 = r2 + ow_n + 1;
+  for (int64_t i = 0; i < ow_n; ++i) {
+    out[i] = bias + w0 * e0[i] + w1 * o0[i] + w2 * e0[i + 1] + w3 * e1[i] + w4 * o1[i] + w5 * e1[i + 1] +
+             w6 * e2[i] + w7 * o2[i] + w8 * e2[i + 1];
+  }
+}
+
+// Clamp/leaky over one row, cloned like the rows it follows.
+ONYX_DW_CLONES
+void RowActivation(float* __restrict y, int64_t n, int kind, float lo, float hi, float alpha) {
+  if (kind == 1) {
+    for (int64_t i = 0; i < n; ++i) {
+      float v = y[i] < lo ? lo : y[i];
+      y[i] = v > hi ? hi : v;
+    }
+  } else if (kind == 2) {
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] < 0.f ? y[i] * alpha : y[i];
+  }
 }
 
 // Fills rows [row_begin, row_end) of the [C*kvol, out_size] column matrix for
@@ -101,7 +210,7 @@ void Im2Col(const T* x, const ConvGeom& g, int64_t row_begin, int64_t row_end, T
 // (stride 1) multiply-add over the valid columns, which the compiler vectorizes.
 template <typename T>
 void DepthwisePlane(const T* in, const T* w, T bias, const ConvGeom& g, const std::vector<int64_t>& lo,
-                    const std::vector<int64_t>& hi, T* out) {
+                    const std::vector<int64_t>& hi, const Activation& act, T* out) {
   const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1], KH = g.k[0], KW = g.k[1];
   const int64_t sh = g.s[0], sw = g.s[1], dh = g.d[0], dw = g.d[1], ph = g.pb[0], pw = g.pb[1];
   for (int64_t oh = 0; oh < OH; ++oh) {
@@ -121,6 +230,56 @@ void DepthwisePlane(const T* in, const T* w, T bias, const ConvGeom& g, const st
         }
       }
     }
+    Epilogue<T>(orow, OW, T(0), act);
+  }
+}
+
+bool IsFastDepthwise(const ConvGeom& g) {
+  return g.nd == 2 && g.k[0] == 3 && g.k[1] == 3 && g.d[0] == 1 && g.d[1] == 1 && g.s[0] == g.s[1] &&
+         (g.s[0] == 1 || g.s[0] == 2);
+}
+
+// Floats the padded copy of one plane takes in Dw3x3Plane.
+int64_t Dw3x3ScratchSize(const ConvGeom& g) {
+  const int64_t s = g.s[0];
+  return ((g.out[0] - 1) * s + 3) * ((g.out[1] - 1) * s + 3) + ((g.out[1] - 1) * s + 3);
+}
+
+// One output plane of a 3x3 depthwise conv (stride 1 or 2) through a padded
+// copy of the input plane, which costs one pass over the input and removes
+// every border case from the nine-tap loop.
+void Dw3x3Plane(const float* in, const float* w, float bias, const ConvGeom& g, const Activation& act,
+                float* scratch, float* out) {
+  const int64_t H = g.in[0], W = g.in[1], OH = g.out[0], OW = g.out[1], s = g.s[0], ph = g.pb[0], pw = g.pb[1];
+  const int64_t PR = (OH - 1) * s + 3, PW = (OW - 1) * s + 3;
+  float* pad = scratch;
+  float* tmp = scratch + PR * PW;  // one linear row, for splitting columns at stride 2
+  const int64_t lo = std::min(std::max<int64_t>(pw, 0), PW), hi = std::min(std::max<int64_t>(pw + W, lo), PW);
+  for (int64_t r = 0; r < PR; ++r) {
+    const int64_t ih = r - ph;
+    float* dst = pad + r * PW;
+    if (ih < 0 || ih >= H) {
+      std::fill(dst, dst + PW, 0.f);
+      continue;
+    }
+    float* row = s == 1 ? dst : tmp;
+    std::fill(row, row + lo, 0.f);
+    std::copy(in + ih * W + (lo - pw), in + ih * W + (hi - pw), row + lo);
+    std::fill(row + hi, row + PW, 0.f);
+    if (s == 2) {
+      float* even = dst;
+      float* odd = dst + OW + 1;
+      for (int64_t j = 0; j <= OW; ++j) even[j] = tmp[2 * j];
+      for (int64_t j = 0; j < OW; ++j) odd[j] = tmp[2 * j + 1];
+    }
+  }
+  const int kind = act.kind == Activation::Kind::kClamp ? 1 : act.kind == Activation::Kind::kLeaky ? 2 : 0;
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const float* r0 = pad + oh * s * PW;
+    float* orow = out + oh * OW;
+    if (s == 1) Dw3x3RowS1(r0, r0 + PW, r0 + 2 * PW, w, bias, OW, orow);
+    else Dw3x3RowS2(r0, r0 + PW, r0 + 2 * PW, w, bias, OW, orow);
+    if (kind != 0) RowActivation(orow, OW, kind, act.lo, act.hi, act.alpha);
   }
 }
 
@@ -143,7 +302,7 @@ class ConvKernel final : public OpKernel {
     for (int64_t v : pads_) ONYX_CHECK(v >= 0, ErrorCode::kInvalidGraph, "Conv: attribute pads has a negative value ", v);
     ONYX_CHECK(pads_.size() % 2 == 0, ErrorCode::kInvalidGraph, "Conv: attribute pads has ", pads_.size(),
                " values; it needs two per spatial dim");
-    return Status::OK();
+    return ParseActivation(info, &act_);
   }
 
   Status Compute(KernelContext& ctx) const override {
@@ -253,14 +412,27 @@ class ConvKernel final : public OpKernel {
       std::vector<int64_t> lo(g.k[1]), hi(g.k[1]);
       for (int64_t kw = 0; kw < g.k[1]; ++kw) ValidRange(kw * g.d[1] - g.pb[1], g.s[1], g.in[1], g.out[1], &lo[kw], &hi[kw]);
       const int64_t per_plane = g.out_size * g.kvol;
-      ThreadPool::For(ctx.threads(), N * M, std::max<int64_t>(1, 32768 / std::max<int64_t>(per_plane, 1)),
-                      [&](int64_t begin, int64_t end) {
-                        for (int64_t p = begin; p < end; ++p) {
-                          const int64_t n = p / M, m = p % M, c = m / Mg;
-                          DepthwisePlane<T>(xv + (n * C + c) * g.in_size, wv + m * g.kvol, bv ? bv[m] : T(0), g, lo, hi,
-                                            yv + p * g.out_size);
-                        }
-                      });
+      const int64_t min_chunk = std::max<int64_t>(1, 32768 / std::max<int64_t>(per_plane, 1));
+      if constexpr (std::is_same<T, float>::value) {
+        if (IsFastDepthwise(g)) {
+          ThreadPool::For(ctx.threads(), N * M, min_chunk, [&](int64_t begin, int64_t end) {
+            std::vector<float> scratch(Dw3x3ScratchSize(g));
+            for (int64_t p = begin; p < end; ++p) {
+              const int64_t n = p / M, m = p % M, c = m / Mg;
+              Dw3x3Plane(xv + (n * C + c) * g.in_size, wv + m * 9, bv ? bv[m] : 0.f, g, act_, scratch.data(),
+                         yv + p * g.out_size);
+            }
+          });
+          return Status::OK();
+        }
+      }
+      ThreadPool::For(ctx.threads(), N * M, min_chunk, [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) {
+          const int64_t n = p / M, m = p % M, c = m / Mg;
+          DepthwisePlane<T>(xv + (n * C + c) * g.in_size, wv + m * g.kvol, bv ? bv[m] : T(0), g, lo, hi, act_,
+                            yv + p * g.out_size);
+        }
+      });
       return Status::OK();
     }
 
@@ -271,12 +443,16 @@ class ConvKernel final : public OpKernel {
     for (size_t j = 0; j < g.nd; ++j)
       pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
 
-    // Y block of (n, grp) = W_grp [Mg, Kc] x cols [Kc, OS] (+ bias, staged in Y).
+    // Y block of (n, grp) = W_grp [Mg, Kc] x cols [Kc, OS]; bias and activation
+    // follow in `epilogue`, over output rows [m_begin, m_end) of the block.
+    auto block = [&](int64_t n, int64_t grp) { return yv + (n * M + grp * Mg) * OS; };
+    auto epilogue = [&](int64_t n, int64_t grp, int64_t m_begin, int64_t m_end) {
+      if (bv == nullptr && act_.kind == Activation::Kind::kNone) return;
+      T* yb = block(n, grp);
+      for (int64_t m = m_begin; m < m_end; ++m) Epilogue<T>(yb + m * OS, OS, bv ? bv[grp * Mg + m] : T(0), act_);
+    };
     auto gemm = [&](int64_t n, int64_t grp, const T* cols) {
-      T* yb = yv + (n * M + grp * Mg) * OS;
-      if (bv != nullptr)
-        for (int64_t m = 0; m < Mg; ++m) std::fill(yb + m * OS, yb + (m + 1) * OS, bv[grp * Mg + m]);
-      BlasGemm<T>(false, false, Mg, OS, Kc, T(1), wv + grp * Mg * Kc, Kc, cols, OS, bv ? T(1) : T(0), yb, OS);
+      BlasGemm<T>(false, false, Mg, OS, Kc, T(1), wv + grp * Mg * Kc, Kc, cols, OS, T(0), block(n, grp), OS);
     };
     auto image = [&](int64_t n, int64_t grp) { return xv + (n * C + grp * Cg) * g.in_size; };
 
@@ -297,6 +473,7 @@ class ConvKernel final : public OpKernel {
             Im2Col<T>(image(n, grp), g, 0, Kc, cols.data<T>());
             gemm(n, grp, cols.data<T>());
           }
+          epilogue(n, grp, 0, Mg);
         }
       });
       return Status::OK();
@@ -309,12 +486,14 @@ class ConvKernel final : public OpKernel {
         if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, "Conv: run terminated on request");
         if (pointwise) {
           gemm(n, grp, image(n, grp));
-          continue;
+        } else {
+          const T* src = image(n, grp);
+          ThreadPool::For(ctx.threads(), Kc, std::max<int64_t>(1, 16384 / std::max<int64_t>(OS, 1)),
+                          [&](int64_t begin, int64_t end) { Im2Col<T>(src, g, begin, end, cols.data<T>()); });
+          gemm(n, grp, cols.data<T>());
         }
-        const T* src = image(n, grp);
-        ThreadPool::For(ctx.threads(), Kc, std::max<int64_t>(1, 16384 / std::max<int64_t>(OS, 1)),
-                        [&](int64_t begin, int64_t end) { Im2Col<T>(src, g, begin, end, cols.data<T>()); });
-        gemm(n, grp, cols.data<T>());
+        ThreadPool::For(ctx.threads(), Mg, std::max<int64_t>(1, 16384 / std::max<int64_t>(OS, 1)),
+                        [&](int64_t begin, int64_t end) { epilogue(n, grp, begin, end); });
       }
     }
     return Status::OK();
@@ -323,6 +502,7 @@ class ConvKernel final : public OpKernel {
   AutoPad auto_pad_ = AutoPad::kNotSet;
   int64_t group_ = 1;
   std::vector<int64_t> kernel_shape_, strides_, dilations_, pads_;
+  Activation act_;
 };
 
 }  // namespace

@@ -102,7 +102,13 @@ def _string_value(arr):
 
 def input_value(name, value, expected_elem_type, keep):
     """An OnyxValue* (with its destructor attached) for one feed entry. Objects
-    that must outlive the run are appended to `keep`."""
+    that must outlive the run are appended to `keep`. An OrtValue is passed
+    through as it is (no copy)."""
+    from ._ortvalue import OrtValue  # here: _ortvalue itself imports this module
+
+    if isinstance(value, OrtValue):
+        keep.append(value)
+        return value._value
     arr = _as_array(name, value, expected_elem_type)
     kind = arr.dtype.kind
     if kind in "OUS":

@@ -7,6 +7,7 @@ import warnings
 from . import _values
 from ._ffi import api, check, cstring_array, default_env, ffi, status_to_exception, to_str
 from ._options import RunOptions, SessionOptions
+from ._ortvalue import OrtValue
 from .onnxruntime_pybind11_state import not_implemented
 
 
@@ -328,10 +329,33 @@ class InferenceSession:
         """Runs the model.
 
         :param output_names: names of the outputs wanted; None or [] for all, in model order.
-        :param input_feed: {input name: numpy array (or list)}.
+        :param input_feed: {input name: numpy array, list or OrtValue}.
         :param run_options: a RunOptions, or None.
         :return: list of numpy arrays, one per output name.
         """
+        output_names, owned = self._run(output_names, input_feed, run_options)
+        return [_values.output_array(name, v) for name, v in zip(output_names, owned)]
+
+    def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
+        """Runs the model on OrtValues and returns OrtValues (no conversion to
+        numpy on either side).
+
+        :param output_names: names of the outputs wanted; None or [] for all, in model order.
+        :param input_dict_ort_values: {input name: OrtValue}.
+        :param run_options: a RunOptions, or None.
+        :return: list of OrtValue, one per output name.
+        """
+        for name, value in input_dict_ort_values.items():
+            if not isinstance(value, OrtValue):
+                # onnxruntime fails here with an AttributeError from deep
+                # inside; a TypeError naming the input says what is wrong.
+                raise TypeError("run_with_ort_values: input '%s' must be an OrtValue, got %s "
+                                "(use run() for numpy arrays)" % (name, type(value).__name__))
+        _, owned = self._run(output_names, input_dict_ort_values, run_options)
+        return [OrtValue(v) for v in owned]
+
+    def _run(self, output_names, input_feed, run_options):
+        """Validates the arguments, runs, and returns (output names, owned output values)."""
         feed_names = list(input_feed.keys())
         missing = [i.name for i in self._inputs_meta if i.name not in input_feed]
         if missing:
@@ -344,7 +368,7 @@ class InferenceSession:
         if run_options is not None and not isinstance(run_options, RunOptions):
             raise TypeError("run_options must be an onyxruntime.RunOptions, got %r" % type(run_options))
 
-        keep = []  # pinned buffers and arrays that must outlive the C call
+        keep = []  # pinned buffers, arrays and OrtValues that must outlive the C call
         values = []
         for name in feed_names:
             values.append(_values.input_value(name, input_feed[name], self._feed_types.get(name, 0), keep))
@@ -361,11 +385,7 @@ class InferenceSession:
         # Own every output before converting any, so a conversion error cannot leak.
         owned = [ffi.gc(outputs[i], api.ValueRelease) for i in range(n_out)]
         del keep, keep_in, keep_out
-        return [_values.output_array(name, v) for name, v in zip(output_names, owned)]
-
-    def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
-        """Not available yet: OrtValue is not implemented in this binding."""
-        raise not_implemented("run_with_ort_values: OrtValue is not implemented yet")
+        return output_names, owned
 
     def io_binding(self):
         """Not available yet: IOBinding is not implemented in this binding."""

@@ -100,6 +100,10 @@ def __getattr__(name):
         from . import _options
 
         return getattr(_options, name)
+    if name == "OrtValue":
+        from . import _ortvalue
+
+        return _ortvalue.OrtValue
     if name in ("InferenceSession", "NodeArg", "ModelMetadata", "get_available_providers", "get_all_providers",
                 "get_device", "get_version_string", "get_build_info"):
         from . import onnxruntime_inference_collection

@@ -1,0 +1,298 @@
+"""OrtValue: a tensor held by the library, with onnxruntime's Python interface.
+
+An OrtValue made from a C-contiguous numpy array wraps the array's memory
+(zero copy) and keeps the array alive; anything else is copied first, so a
+strided, misaligned or byte-swapped array is never misread. Values returned by
+InferenceSession.run_with_ort_values own the library's output buffers.
+Only CPU memory exists in this build, and that is all the C API can describe
+for a value made from Python.
+"""
+
+import numpy as np
+
+from . import _values
+from ._ffi import api, check, ffi, to_str
+from .onnxruntime_pybind11_state import exception_for_code
+
+# onnxruntime's spelling of each element type inside "tensor(...)".
+_TYPE_NAMES = {
+    1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
+    9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64", 14: "complex64", 15: "complex128",
+    16: "bfloat16", 17: "float8e4m3fn", 18: "float8e4m3fnuz", 19: "float8e5m2", 20: "float8e5m2fnuz",
+    21: "uint4", 22: "int4", 23: "float4e2m1",
+}
+
+# Device names onnxruntime's Python API knows; used only to word the error,
+# since none of them but 'cpu' can hold an OrtValue in this build.
+_KNOWN_DEVICES = ("cpu", "cuda", "gpu", "cann", "dml", "npu", "webgpu")
+
+_VALUE_KIND_TENSOR = 1
+_VALUE_KIND_OPTIONAL = 4
+
+
+def _check_device(device_type, device_id):
+    if not isinstance(device_type, str):
+        raise TypeError("device_type must be a str such as 'cpu', got %r" % (device_type,))
+    if isinstance(device_id, bool) or not isinstance(device_id, (int, np.integer)):
+        raise TypeError("device_id must be an int, got %r" % (device_id,))
+    if device_type != "cpu":
+        # onnxruntime raises a plain Exception for names it does not know and a
+        # RuntimeError for devices its package lacks; one RuntimeError (still an
+        # Exception) serves both callers' except clauses.
+        if device_type.lower() == "cpu":
+            why = "device names are lower case: use 'cpu'"
+        elif device_type.lower() in _KNOWN_DEVICES:
+            why = "this build of onyxruntime has no '%s' support; only 'cpu' memory is available" % device_type
+        else:
+            why = "not a device type known to this build of onyxruntime; only 'cpu' memory is available"
+        raise RuntimeError("OrtValue: unsupported device_type '%s': %s" % (device_type, why))
+
+
+def _invalid(message):
+    # InvalidArgument, and also a ValueError so generic Python handlers catch it.
+    return exception_for_code(2, message, ValueError)
+
+
+def _element_type_code(element_type):
+    """ONNX TensorProto code for a numpy type/dtype/name or an int code."""
+    if isinstance(element_type, (int, np.integer)) and not isinstance(element_type, (bool, np.bool_)):
+        code = int(element_type)
+        if code not in _TYPE_NAMES:
+            raise _invalid("element_type %d is not an ONNX tensor element type" % code)
+        return code
+    try:
+        dtype = np.dtype(element_type)
+    except TypeError:
+        raise TypeError("element_type must be a numpy type or an onnx.TensorProto data type int, got %r"
+                        % (element_type,)) from None
+    if dtype.kind in "OUS":
+        return _values.ONYX_STRING
+    code = _values._NP_TO_ONYX.get(dtype.newbyteorder("="))
+    if code is None:
+        raise _invalid("numpy dtype %s has no ONNX tensor element type" % dtype)
+    return code
+
+
+def _shape_list(shape):
+    try:
+        dims = [int(d) for d in shape]
+    except (TypeError, ValueError):
+        raise TypeError("shape must be a sequence of ints, got %r" % (shape,)) from None
+    if any(d < 0 for d in dims):
+        raise _invalid("shape %r has a negative dimension" % (dims,))
+    return dims
+
+
+class _Buffer:
+    """Exposes a tensor's memory to numpy; holding the OrtValue keeps the
+    memory (the library's buffer or the wrapped array) alive."""
+
+    __slots__ = ("_owner", "__array_interface__")
+
+    def __init__(self, owner, ptr, shape, dtype, readonly):
+        self._owner = owner
+        self.__array_interface__ = {
+            "version": 3,
+            "shape": tuple(shape),
+            "typestr": dtype.str,
+            "data": (ptr, readonly),
+        }
+
+
+class OrtValue:
+    """A value (so far always a tensor) owned by the library.
+
+    Build one with :meth:`ortvalue_from_numpy` or
+    :meth:`ortvalue_from_shape_and_type`; InferenceSession.run accepts it
+    wherever it accepts a numpy array, and run_with_ort_values returns them.
+    """
+
+    __slots__ = ("_value", "_numpy_obj", "_readonly", "__weakref__")
+
+    def __init__(self, ortvalue, numpy_obj=None):
+        """Wraps an ``OnyxValue*`` (already owning its release). `numpy_obj` is
+        whatever backs the value's memory (kept alive as long as the value)."""
+        if not isinstance(ortvalue, ffi.CData):
+            raise TypeError("OrtValue(...) wraps a library value; use OrtValue.ortvalue_from_numpy or "
+                            "OrtValue.ortvalue_from_shape_and_type to make one")
+        self._value = ortvalue
+        self._numpy_obj = numpy_obj
+        # Set when the memory is a read-only array's: numpy() views are then
+        # read-only and update_inplace refuses to write.
+        self._readonly = False
+
+    # ---- construction ---------------------------------------------------
+
+    @classmethod
+    def ortvalue_from_numpy(cls, numpy_obj, device_type="cpu", device_id=0):
+        """An OrtValue over `numpy_obj`.
+
+        A C-contiguous, aligned, native-endian array is wrapped without a copy
+        and kept alive by the OrtValue (later writes to the array are seen by
+        the value and the other way round); any other array is copied first.
+        String arrays are copied into a string tensor.
+
+        :param numpy_obj: a numpy.ndarray.
+        :param device_type: 'cpu' (the only device of this build).
+        :param device_id: device index, ignored for 'cpu'.
+        """
+        _check_device(device_type, device_id)
+        if not isinstance(numpy_obj, np.ndarray):
+            # As onnxruntime (and with its exception class): no implicit
+            # conversion of lists or numpy scalars.
+            raise RuntimeError("OrtValue.ortvalue_from_numpy expects a numpy.ndarray, got %s"
+                            % type(numpy_obj).__name__)
+        keep = []
+        value = _values.input_value("ortvalue_from_numpy", numpy_obj, 0, keep)
+        # `keep` holds what the value's memory depends on: the array actually
+        # wrapped (the original, or its C-ordered copy) and its pinned cffi
+        # buffer. String tensors own a copy and leave it empty.
+        result = cls(value, tuple(keep) if keep else None)
+        result._readonly = bool(keep) and not keep[0].flags.writeable
+        return result
+
+    @classmethod
+    def ortvalue_from_shape_and_type(cls, shape, element_type, device_type="cpu", device_id=0):
+        """A new tensor of `shape` allocated by the library (contents not
+        initialised; strings start empty).
+
+        :param shape: sequence of non-negative ints.
+        :param element_type: numpy type (np.float32, 'int64', ...) or an
+            onnx.TensorProto data type int (e.g. TensorProto.BFLOAT16).
+        :param device_type: 'cpu' (the only device of this build).
+        :param device_id: device index, ignored for 'cpu'.
+        """
+        _check_device(device_type, device_id)
+        dims = _shape_list(shape)
+        code = _element_type_code(element_type)
+        out = ffi.new("OnyxValue**")
+        check(api.ValueCreateTensor(ffi.NULL, _values._shape_array(dims), len(dims), code, out))
+        return cls(ffi.gc(out[0], api.ValueRelease))
+
+    # ---- inspection -----------------------------------------------------
+
+    def _kind(self):
+        kind = ffi.new("OnyxValueKind*")
+        check(api.ValueGetKind(self._value, kind))
+        return int(kind[0])
+
+    def _type_and_shape(self):
+        if self._kind() != _VALUE_KIND_TENSOR:
+            raise exception_for_code(9, "this OrtValue is not a tensor; only tensors are supported so far",
+                                     RuntimeError)
+        return _values._tensor_shape_and_type(self._value)
+
+    def is_tensor(self):
+        """True when the value is a tensor."""
+        return self._kind() == _VALUE_KIND_TENSOR
+
+    def has_value(self):
+        """False only for an optional value that holds nothing. The C API
+        cannot look inside optionals yet, and every other value has data."""
+        return self._kind() != _VALUE_KIND_OPTIONAL
+
+    def shape(self):
+        """The tensor's dims as a list of ints."""
+        return self._type_and_shape()[1]
+
+    def element_type(self):
+        """The element type as an onnx.TensorProto data type int (1 for
+        float), which is what onnxruntime returns."""
+        return self._type_and_shape()[0]
+
+    def data_type(self):
+        """The value's type in onnxruntime's spelling, e.g. 'tensor(float)'."""
+        elem = self._type_and_shape()[0]
+        return "tensor(%s)" % _TYPE_NAMES.get(elem, "undefined")
+
+    def device_name(self):
+        """The device holding the data, in lower case: 'cpu'."""
+        info = ffi.new("const OnyxMemoryInfo**")
+        check(api.ValueGetTensorMemoryInfo(self._value, info))
+        name = ffi.new("const char**")
+        check(api.MemoryInfoGetName(info[0], name))
+        return (to_str(name[0]) or "cpu").lower()
+
+    def data_ptr(self):
+        """Address of the first element (0 for an empty tensor, as
+        onnxruntime). Not available for string tensors."""
+        elem, shape = self._type_and_shape()
+        if elem == _values.ONYX_STRING:
+            raise exception_for_code(2, "data_ptr: a string tensor has no flat buffer of elements",
+                                     RuntimeError)
+        if 0 in shape:
+            return 0
+        ptr = ffi.new("void**")
+        check(api.ValueGetTensorData(self._value, ptr))
+        return int(ffi.cast("uintptr_t", ptr[0]))
+
+    def numpy(self):
+        """The tensor as a numpy array. For numeric tensors the array is a view
+        of the value's memory (no copy), as in onnxruntime; it keeps the value
+        alive. String tensors come back as a new array of str objects."""
+        elem, shape = self._type_and_shape()
+        if elem == _values.ONYX_STRING:
+            return _values.output_array("OrtValue", self._value)
+        dtype = _values.numpy_dtype_for(elem)
+        if dtype is None:
+            raise exception_for_code(9, "numpy: element type %s has no numpy equivalent"
+                                     % self.data_type(), RuntimeError)
+        if 0 in shape:
+            return np.empty(shape, dtype=dtype)
+        return np.asarray(_Buffer(self, self.data_ptr(), shape, dtype, self._readonly))
+
+    # ---- mutation -------------------------------------------------------
+
+    def update_inplace(self, data):
+        """Copies `data` (a numpy array or an OrtValue of the same shape and
+        element type) into this value's existing memory; the address does not
+        change. A strided `data` is read element by element, not byte-copied.
+
+        onnxruntime copies the bytes whatever the shape or dtype; here a
+        mismatch is an error (InvalidArgument, also a ValueError) because a
+        silent reinterpretation corrupts the tensor.
+        """
+        if isinstance(data, OrtValue):
+            data = data.numpy()
+        if not isinstance(data, np.ndarray):
+            raise TypeError("data must be a numpy.ndarray or an OrtValue.")
+        elem, shape = self._type_and_shape()
+        if list(data.shape) != shape:
+            raise _invalid("update_inplace: shape %s does not match the OrtValue's shape %s"
+                           % (list(data.shape), shape))
+        if elem == _values.ONYX_STRING:
+            if data.dtype.kind not in "OUS":
+                raise _invalid("update_inplace: a %s array cannot update a tensor(string)" % data.dtype)
+            self._refill_strings(data)
+            return
+        want = _values.numpy_dtype_for(elem)
+        if want is None or data.dtype.kind in "OUS" or data.dtype.newbyteorder("=") != want:
+            raise _invalid("update_inplace: dtype %s does not match the OrtValue's %s"
+                           % (data.dtype, self.data_type()))
+        if self._readonly:
+            raise _invalid("update_inplace: this OrtValue wraps a read-only numpy array")
+        if data.size:
+            # copyto follows `data`'s strides and byte order; "equiv" allows
+            # only a byte-order change, never a value conversion.
+            np.copyto(self.numpy(), data, casting="equiv")
+
+    def _refill_strings(self, data):
+        encoded = [s if isinstance(s, bytes) else str(s).encode("utf-8") for s in data.ravel(order="C")]
+        n = len(encoded)
+        if not n:
+            return
+        blob = ffi.new("char[]", b"".join(encoded))
+        ptrs = ffi.new("const char*[]", n)
+        lengths = ffi.new("size_t[]", n)
+        offset = 0
+        for i, b in enumerate(encoded):
+            ptrs[i] = blob + offset
+            lengths[i] = len(b)
+            offset += len(b)
+        check(api.StringTensorFill(self._value, ptrs, lengths, n))
+
+    def __repr__(self):
+        try:
+            return "<onyxruntime.OrtValue %s shape=%s on %s>" % (self.data_type(), self.shape(), self.device_name())
+        except Exception:  # noqa: BLE001 - repr must not raise
+            return "<onyxruntime.OrtValue>"

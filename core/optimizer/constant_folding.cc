@@ -1,0 +1,118 @@
+// constant_folding (basic): runs, once at load, every deterministic node whose
+// inputs are all constant initializers, with the CPU kernels, and turns its
+// outputs into initializers.
+#include <memory>
+#include <unordered_set>
+
+#include "core/optimizer/transformer_util.h"
+#include "providers/cpu/cpu_provider.h"
+
+namespace onyx {
+namespace optimizer {
+namespace {
+
+// A result may not be much bigger than what it replaces (an Expand or
+// ConstantOfShape would otherwise turn into a large initializer), except
+// that small results are always fine.
+constexpr size_t kAlwaysFoldBytes = 1 << 20;
+
+class FoldContext final : public KernelContext {
+ public:
+  FoldContext(std::vector<const Tensor*> inputs, size_t num_outputs)
+      : inputs_(std::move(inputs)), outputs_(num_outputs) {}
+  int InputCount() const override { return static_cast<int>(inputs_.size()); }
+  const Tensor* Input(int i) const override { return i >= 0 && i < InputCount() ? inputs_[i] : nullptr; }
+  int OutputCount() const override { return static_cast<int>(outputs_.size()); }
+  Tensor* Output(int i, const Dims& dims, ElemType type) override {
+    if (i < 0 || i >= OutputCount()) return nullptr;
+    outputs_[i] = std::make_shared<Tensor>(type, dims);
+    return outputs_[i].get();
+  }
+  ThreadPool* threads() const override { return nullptr; }
+  bool terminate_requested() const override { return false; }
+  std::vector<std::shared_ptr<Tensor>>& outputs() { return outputs_; }
+
+ private:
+  std::vector<const Tensor*> inputs_;
+  std::vector<std::shared_ptr<Tensor>> outputs_;
+};
+
+bool IsNondeterministic(const Node& n) {
+  static const std::unordered_set<std::string> kOps = {"RandomNormal", "RandomUniform", "RandomNormalLike",
+                                                       "RandomUniformLike", "Multinomial", "Bernoulli"};
+  return n.domain.empty() && kOps.count(n.op_type) != 0;
+}
+
+bool HasSubgraph(const Node& n) {
+  for (const auto& kv : n.attrs)
+    if (kv.second.g || !kv.second.graphs.empty()) return true;
+  return false;
+}
+
+// Folds node `i` when it qualifies and its kernel succeeds; a kernel error is
+// left for the run to report, where the user can see it in context.
+bool TryFold(Graph& graph, const GraphIndex& idx, std::unique_ptr<ExecutionProvider>* cpu, size_t i) {
+  const Node& n = graph.nodes[i];
+  if (IsNondeterministic(n) || HasSubgraph(n) || n.outputs.empty()) return false;
+  if (n.inputs.empty() && !(n.domain.empty() && n.op_type == "Constant")) return false;
+  std::vector<const Tensor*> inputs;
+  std::vector<TypeInfo> types;
+  size_t input_bytes = 0;
+  for (const auto& in : n.inputs) {
+    if (in.empty()) {
+      inputs.push_back(nullptr);
+      types.emplace_back();
+      continue;
+    }
+    const Tensor* t = ConstantInitializer(graph, in);
+    if (t == nullptr) return false;
+    inputs.push_back(t);
+    types.push_back(TypeInfo::Tensor(t->type()));
+    input_bytes += t->bytes();
+  }
+  for (const auto& o : n.outputs) {
+    // Graph outputs stay produced by nodes: keeps Run's ownership rules simple.
+    if (!o.empty() && (idx.IsGraphOutput(o) || idx.IsImplicitInput(o))) return false;
+  }
+  // Made on first need: most graphs have nothing to fold.
+  if (!*cpu) *cpu = CreateCpuProvider();
+  std::string why;
+  const KernelDef* def = (*cpu)->Kernels().Find(n, types, &why);
+  if (def == nullptr) return false;
+  KernelInfo info(n, graph, types);
+  std::unique_ptr<OpKernel> kernel;
+  if (!def->create(info, &kernel).ok()) return false;
+  FoldContext ctx(inputs, n.outputs.size());
+  if (!kernel->Compute(ctx).ok()) return false;
+  size_t out_bytes = 0;
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    if (n.outputs[k].empty()) continue;
+    if (!ctx.outputs()[k]) return false;
+    out_bytes += ctx.outputs()[k]->bytes();
+  }
+  if (out_bytes > kAlwaysFoldBytes && out_bytes > input_bytes) return false;
+  for (size_t k = 0; k < n.outputs.size(); ++k)
+    if (!n.outputs[k].empty()) graph.initializers[n.outputs[k]] = ctx.outputs()[k];
+  graph.nodes.erase(graph.nodes.begin() + i);
+  return true;
+}
+
+}  // namespace
+
+Status FoldConstants(Graph& graph, bool* changed) {
+  std::unique_ptr<ExecutionProvider> cpu;
+  GraphIndex idx(graph);
+  for (size_t i = 0; i < graph.nodes.size();) {
+    if (TryFold(graph, idx, &cpu, i)) {
+      *changed = true;
+      idx = GraphIndex(graph);
+      continue;
+    }
+    ++i;
+  }
+  if (*changed) RemoveUnusedInitializers(graph);
+  return Status::OK();
+}
+
+}  // namespace optimizer
+}  // namespace onyx

@@ -1,0 +1,89 @@
+#include "core/optimizer/optimizer.h"
+
+#include <algorithm>
+
+#include "core/optimizer/transformer_util.h"
+
+namespace onyx {
+namespace {
+
+struct Entry {
+  TransformerInfo info;
+  optimizer::TransformFn fn;
+};
+
+// Order matters only for speed to fixpoint: removing copies and folding
+// constants first exposes the Conv -> BN -> activation chains to the fusions.
+const std::vector<Entry>& Entries() {
+  static const std::vector<Entry> kEntries = {
+      {{"identity_elimination", "EliminateIdentity", kOptimizeBasic}, optimizer::EliminateIdentities},
+      {{"shape_folding", "ShapeToInitializer", kOptimizeBasic}, optimizer::FoldShapes},
+      {{"constant_folding", "ConstantFolding", kOptimizeBasic}, optimizer::FoldConstants},
+      {{"conv_bn_fusion", "ConvBNFusion", kOptimizeExtended}, optimizer::FuseConvBatchNorm},
+      {{"conv_activation_fusion", "ConvActivationFusion", kOptimizeExtended}, optimizer::FuseConvActivation},
+      {{"matmul_add_fusion", "MatMulAddFusion", kOptimizeExtended}, optimizer::FuseMatMulAdd},
+  };
+  return kEntries;
+}
+
+// Each pass removes at least one node, so this only guards against a
+// transformer that keeps reporting changes it did not make.
+constexpr int kMaxRounds = 16;
+
+Status OptimizeOne(Graph& graph, const std::vector<const Entry*>& active) {
+  // Subgraphs first: their own constants may fold before the outer graph looks
+  // at the node that owns them.
+  for (Node& n : graph.nodes) {
+    for (auto& kv : n.attrs) {
+      if (kv.second.g) ONYX_RETURN_IF_ERROR(OptimizeOne(*kv.second.g, active));
+      for (auto& sg : kv.second.graphs)
+        if (sg) ONYX_RETURN_IF_ERROR(OptimizeOne(*sg, active));
+    }
+  }
+  for (int round = 0; round < kMaxRounds; ++round) {
+    bool changed = false;
+    for (const Entry* e : active) {
+      bool c = false;
+      Status s = e->fn(graph, &c);
+      if (!s.ok())
+        return Status(s.code(), StrCat("graph optimizer '", e->info.name, "' on graph '", graph.name, "': ", s.message()));
+      changed = changed || c;
+    }
+    if (!changed) break;
+  }
+  optimizer::RemoveUnusedInitializers(graph);
+  return Status::OK();
+}
+
+}  // namespace
+
+const std::vector<TransformerInfo>& GraphTransformers() {
+  static const std::vector<TransformerInfo> kInfos = [] {
+    std::vector<TransformerInfo> v;
+    for (const auto& e : Entries()) v.push_back(e.info);
+    return v;
+  }();
+  return kInfos;
+}
+
+Status OptimizeGraph(Graph& graph, int level, const std::vector<std::string>& disabled) {
+  std::vector<const Entry*> active;
+  for (const auto& e : Entries()) {
+    if (e.info.level > level) continue;
+    const bool off = std::any_of(disabled.begin(), disabled.end(), [&](const std::string& d) {
+      return d == e.info.name || d == e.info.ort_name;
+    });
+    if (!off) active.push_back(&e);
+  }
+  if (active.empty()) return Status::OK();
+  ONYX_RETURN_IF_ERROR(OptimizeOne(graph, active));
+  // A broken rewrite must fail the load here, not give wrong answers later.
+  if (graph.parent == nullptr) {
+    Status s = graph.Finalize();
+    if (!s.ok())
+      return Status(ErrorCode::kEngineError, StrCat("graph optimizer left an invalid graph: ", s.message()));
+  }
+  return Status::OK();
+}
+
+}  // namespace onyx

@@ -1,0 +1,54 @@
+"""pytest setup for the ONNX backend conformance tests.
+
+- Puts the staged package on sys.path: $ONYX_PYTHONPATH, else <repo>/build/python
+  (the same rule as tests/python/conftest.py, which pytest does not load for
+  this folder when it is run on its own).
+- At the end of a run, prints pass/xfail/fail counts per operator family
+  (providers/cpu/<family>), the figure the expected-failures list is judged by.
+"""
+
+import collections
+import os
+import sys
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+ONYX_PYTHONPATH = os.environ.get("ONYX_PYTHONPATH", os.path.join(REPO_ROOT, "build", "python"))
+if ONYX_PYTHONPATH not in sys.path:
+    sys.path.insert(0, ONYX_PYTHONPATH)
+
+_family_of_nodeid = {}
+_counts = collections.defaultdict(collections.Counter)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    for item in items:
+        families = getattr(item.module, "FAMILY_OF_TEST", None) if hasattr(item, "module") else None
+        if families is not None and item.name in families:
+            _family_of_nodeid[item.nodeid] = families[item.name]
+
+
+def pytest_runtest_logreport(report):
+    family = _family_of_nodeid.get(report.nodeid)
+    if family is None:
+        return
+    if hasattr(report, "wasxfail"):
+        if report.when == "call" or report.skipped:
+            _counts[family]["xfailed"] += 1
+    elif report.when == "call":
+        _counts[family][report.outcome] += 1
+    elif report.failed:
+        _counts[family]["failed"] += 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _counts:
+        return
+    tr = terminalreporter
+    tr.section("ONNX node tests through onyxruntime.backend, per operator family")
+    total = collections.Counter()
+    for family in sorted(_counts):
+        c = _counts[family]
+        total.update(c)
+        tr.write_line("%-10s passed %4d  xfailed %4d  failed %4d" % (family, c["passed"], c["xfailed"], c["failed"]))
+    tr.write_line("%-10s passed %4d  xfailed %4d  failed %4d" % ("total", total["passed"], total["xfailed"],
+                                                                 total["failed"]))
