@@ -1,21 +1,102 @@
 #include "core/framework/allocator.h"
 
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include "core/framework/status.h"
 
 namespace onyx {
 
-void* CpuAllocator::Alloc(size_t bytes) {
-  if (bytes == 0) return nullptr;
-  constexpr size_t kAlign = 64;
-  size_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
-  void* p = std::aligned_alloc(kAlign, rounded);
-  if (!p) ONYX_THROW(ErrorCode::kFail, "CPU allocator: out of memory allocating ", bytes, " bytes");
-  return p;
+namespace {
+
+constexpr size_t kAlign = 64;
+// Each block starts with one alignment unit that remembers its size class, so
+// Free (which gets no size) knows where a block may be cached.
+constexpr size_t kHeader = kAlign;
+constexpr uint32_t kUncached = UINT32_MAX;
+
+// Size classes: 8 steps per power of two, so rounding wastes at most 12.5%.
+// Class c (c >= 0) holds blocks of ClassBytes(c) payload bytes.
+constexpr size_t kStepsLog2 = 3;
+
+size_t ClassBytes(uint32_t c) {
+  const size_t octave = c >> kStepsLog2, step = c & ((1u << kStepsLog2) - 1);
+  const size_t base = size_t{1} << (octave + kStepsLog2);
+  return base + step * (base >> kStepsLog2);
 }
 
-void CpuAllocator::Free(void* p) { std::free(p); }
+uint32_t ClassOf(size_t bytes) {
+  // Smallest class whose size is >= bytes.
+  size_t octave = 0;
+  while ((size_t{1} << (octave + kStepsLog2 + 1)) < bytes) ++octave;
+  uint32_t c = static_cast<uint32_t>(octave << kStepsLog2);
+  while (ClassBytes(c) < bytes) ++c;
+  return c;
+}
+
+struct Header {
+  uint32_t size_class;
+};
+
+}  // namespace
+
+CpuAllocator::CpuAllocator(size_t min_cached_bytes, size_t max_cached_total)
+    : min_cached_(min_cached_bytes), max_cached_total_(max_cached_total) {}
+
+CpuAllocator::~CpuAllocator() { Trim(); }
+
+void* CpuAllocator::Alloc(size_t bytes) {
+  if (bytes == 0) return nullptr;
+  const bool cacheable = bytes >= min_cached_ && bytes <= kMaxCachedBlock;
+  const uint32_t c = cacheable ? ClassOf(bytes) : kUncached;
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(c);
+    if (it != cache_.end() && !it->second.empty()) {
+      void* block = it->second.back();
+      it->second.pop_back();
+      cached_total_ -= ClassBytes(c) + kHeader;
+      return static_cast<char*>(block) + kHeader;
+    }
+  }
+  const size_t payload = cacheable ? ClassBytes(c) : (bytes + kAlign - 1) / kAlign * kAlign;
+  void* block = std::aligned_alloc(kAlign, payload + kHeader);
+  if (!block) ONYX_THROW(ErrorCode::kFail, "CPU allocator: out of memory allocating ", bytes, " bytes");
+  Header h{c};
+  std::memcpy(block, &h, sizeof(h));
+  return static_cast<char*>(block) + kHeader;
+}
+
+void CpuAllocator::Free(void* p) {
+  if (p == nullptr) return;
+  void* block = static_cast<char*>(p) - kHeader;
+  Header h;
+  std::memcpy(&h, block, sizeof(h));
+  if (h.size_class != kUncached) {
+    const size_t total = ClassBytes(h.size_class) + kHeader;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cached_total_ + total <= max_cached_total_) {
+      cache_[h.size_class].push_back(block);
+      cached_total_ += total;
+      return;
+    }
+  }
+  std::free(block);
+}
+
+void CpuAllocator::Trim() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& kv : cache_)
+    for (void* block : kv.second) std::free(block);
+  cache_.clear();
+  cached_total_ = 0;
+}
+
+size_t CpuAllocator::CachedBytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cached_total_;
+}
 
 Allocator* GetCpuAllocator() {
   static CpuAllocator* alloc = new CpuAllocator();

@@ -3,8 +3,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 namespace onyx {
 
@@ -31,14 +35,36 @@ class Allocator {
 };
 
 // 64-byte aligned host memory; thread-safe.
+//
+// Freed blocks of at least `min_cached_bytes` are kept in per-size-class free
+// lists and handed out again instead of going back to malloc: glibc serves such
+// sizes with mmap/munmap, so without the cache every run of a model re-faulted
+// (and the kernel re-zeroed) all of its large intermediates, which cost as much
+// system time as the kernels' own work. Runs of one model request the same
+// sizes each time, so the cache settles at about the run's peak working set;
+// `max_cached_total` bounds what is kept idle beyond that.
 class CpuAllocator final : public Allocator {
  public:
+  explicit CpuAllocator(size_t min_cached_bytes = size_t{64} << 10, size_t max_cached_total = size_t{256} << 20);
+  ~CpuAllocator() override;
   void* Alloc(size_t bytes) override;
   void Free(void* p) override;
   const MemoryInfo& Info() const override { return info_; }
 
+  // Returns every idle cached block to the system.
+  void Trim();
+  // Bytes held idle in the cache (headers included).
+  size_t CachedBytes() const;
+
  private:
+  // Larger blocks are rare and would pin too much memory while idle.
+  static constexpr size_t kMaxCachedBlock = size_t{64} << 20;
   MemoryInfo info_;
+  size_t min_cached_;
+  size_t max_cached_total_;
+  mutable std::mutex mu_;
+  std::unordered_map<uint32_t, std::vector<void*>> cache_;
+  size_t cached_total_ = 0;
 };
 
 // The process-wide CPU allocator (never destroyed, so buffers may outlive sessions).

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "providers/cpu/common/fast_math.h"
 
@@ -31,6 +32,78 @@ TEST(FastMath, Limits) {
   EXPECT_EQ(fastmath::Erf(10.f), 1.f);
   EXPECT_EQ(fastmath::Erf(0.f), 0.f);
   EXPECT_FLOAT_EQ(fastmath::Tanh(1e-6f), 1e-6f);
+}
+
+// Every SIMD variant the machine supports must agree with the scalar forms,
+// including at the tail of an array that is not a multiple of the width.
+TEST(FastMath, ArrayFormsMatchScalarOnEveryIsa) {
+  std::vector<float> x;
+  for (double v = -95.0; v < 95.0; v += 0.0173) x.push_back(static_cast<float>(v));
+  x.push_back(0.f);
+  x.push_back(-0.f);
+  x.push_back(1e-30f);
+  x.push_back(std::numeric_limits<float>::infinity());
+  x.push_back(-std::numeric_limits<float>::infinity());
+  x.push_back(3.f);  // odd length: the last few go through the tail path
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<float> y(x.size());
+  const fastmath::Isa best = fastmath::BestIsa();
+  for (int i = 0; i <= static_cast<int>(best); ++i) {
+    const fastmath::Isa isa = fastmath::SetIsaForTesting(static_cast<fastmath::Isa>(i));
+    ASSERT_EQ(static_cast<int>(isa), i);
+    SCOPED_TRACE(i);
+    fastmath::ExpArray(x.data(), y.data(), n);
+    for (int64_t k = 0; k < n; ++k) {
+      const float ref = fastmath::Exp(x[k]);
+      if (std::isinf(ref)) EXPECT_EQ(y[k], ref) << x[k];
+      else EXPECT_NEAR(y[k], ref, 4e-7 * ref + 1e-37) << x[k];
+    }
+    fastmath::ErfArray(x.data(), y.data(), n);
+    for (int64_t k = 0; k < n; ++k) EXPECT_NEAR(y[k], std::erf(static_cast<double>(x[k])), 3e-7) << x[k];
+    fastmath::TanhArray(x.data(), y.data(), n);
+    for (int64_t k = 0; k < n; ++k) EXPECT_NEAR(y[k], std::tanh(static_cast<double>(x[k])), 3e-7) << x[k];
+    fastmath::GeluArray(x.data(), y.data(), 1001);
+    for (int64_t k = 0; k < 1001; ++k) {
+      const double v = x[k], ref = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+      EXPECT_NEAR(y[k], ref, 1e-6 * std::fabs(v) + 1e-30) << v;
+    }
+    // In place, and NaN passes through.
+    std::vector<float> z = {std::nanf(""), 0.5f, -0.5f};
+    fastmath::ErfArray(z.data(), z.data(), 3);
+    EXPECT_TRUE(std::isnan(z[0]));
+    EXPECT_NEAR(z[1], std::erf(0.5), 3e-7);
+    EXPECT_NEAR(z[2], -std::erf(0.5), 3e-7);
+    std::vector<float> w = {std::nanf("")};
+    fastmath::ExpArray(w.data(), w.data(), 1);
+    EXPECT_TRUE(std::isnan(w[0]));
+
+    // Softmax helpers: max, then exp(x - max) with its sum.
+    for (int64_t len : {1, 3, 16, 37, 128}) {
+      std::vector<float> v(static_cast<size_t>(len)), e(static_cast<size_t>(len));
+      for (int64_t k = 0; k < len; ++k) v[k] = static_cast<float>(std::sin(0.7 * k) * 10);
+      float m = v[0];
+      for (float a : v) m = std::max(m, a);
+      EXPECT_EQ(fastmath::MaxArray(v.data(), len), m);
+      double sum = 0;
+      for (float a : v) sum += std::exp(static_cast<double>(a) - m);
+      EXPECT_NEAR(fastmath::ExpShiftSumArray(v.data(), e.data(), len, m), sum, 1e-6 * sum);
+      for (int64_t k = 0; k < len; ++k) EXPECT_NEAR(e[k], std::exp(static_cast<double>(v[k]) - m), 1e-6);
+    }
+    // Masked attention scores: far-below-max terms become exact zeros, not
+    // denormals once scaled by 1/sum.
+    std::vector<float> masked(19, -3.4e38f), em(19);
+    masked[0] = 0.5f;
+    masked[7] = -86.f;
+    EXPECT_NEAR(fastmath::ExpShiftSumArray(masked.data(), em.data(), 19, 0.5f), 1.0 + std::exp(-86.5), 1e-7);
+    EXPECT_EQ(em[0], 1.f);
+    EXPECT_NEAR(em[7], std::exp(-86.5), 1e-44);
+    for (int k : {1, 5, 18}) EXPECT_EQ(em[k], 0.f);
+    std::vector<float> nan_first = {std::nanf(""), 1.f, 2.f};
+    EXPECT_TRUE(std::isnan(fastmath::MaxArray(nan_first.data(), 3)));
+    std::vector<float> nan_later = {1.f, std::nanf(""), 2.f};
+    EXPECT_EQ(fastmath::MaxArray(nan_later.data(), 3), 2.f);
+  }
+  fastmath::SetIsaForTesting(best);
 }
 
 }  // namespace

@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstring>
+
+#include "core/framework/allocator.h"
 #include "core/framework/data_type.h"
 #include "core/framework/tensor.h"
 #include "core/framework/thread_pool.h"
@@ -44,6 +48,59 @@ TEST(ThreadPool, CoversRangeOnce) {
     for (int64_t i = b; i < e; ++i) hits[i]++;
   });
   for (int h : hits) EXPECT_EQ(h, 1);
+}
+
+TEST(CpuAllocator, AlignsAndReusesLargeBlocks) {
+  CpuAllocator a(/*min_cached_bytes=*/1 << 16, /*max_cached_total=*/size_t{64} << 20);
+  void* p = a.Alloc(300000);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+  std::memset(p, 1, 300000);
+  a.Free(p);
+  EXPECT_GT(a.CachedBytes(), 300000u);
+  // A slightly different size in the same class gets the same block back.
+  void* q = a.Alloc(299000);
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(a.CachedBytes(), 0u);
+  // A size in another class does not.
+  void* r = a.Alloc(600000);
+  EXPECT_NE(r, q);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(r) % 64, 0u);
+  a.Free(q);
+  a.Free(r);
+  a.Trim();
+  EXPECT_EQ(a.CachedBytes(), 0u);
+}
+
+TEST(CpuAllocator, SmallBlocksAndCapBypassTheCache) {
+  CpuAllocator a(/*min_cached_bytes=*/1 << 16, /*max_cached_total=*/1 << 20);
+  void* small = a.Alloc(100);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small) % 64, 0u);
+  a.Free(small);
+  EXPECT_EQ(a.CachedBytes(), 0u);
+  void* b1 = a.Alloc(700000);
+  void* b2 = a.Alloc(700000);
+  a.Free(b1);
+  const size_t one = a.CachedBytes();
+  EXPECT_GT(one, 700000u);
+  a.Free(b2);  // would exceed the 1 MiB cap: released instead
+  EXPECT_EQ(a.CachedBytes(), one);
+  EXPECT_EQ(a.Alloc(0), nullptr);
+  a.Free(nullptr);
+}
+
+TEST(CpuAllocator, ClassesCoverEverySize) {
+  CpuAllocator a(/*min_cached_bytes=*/1 << 16, /*max_cached_total=*/size_t{256} << 20);
+  // Writing the full requested size must stay inside the block (ASan checks it).
+  for (size_t n : {size_t{65536}, size_t{65537}, size_t{73727}, size_t{131071}, size_t{131072}, size_t{1000001},
+                   size_t{(1 << 24) - 1}}) {
+    void* p = a.Alloc(n);
+    std::memset(p, 7, n);
+    a.Free(p);
+    void* q = a.Alloc(n);
+    EXPECT_EQ(q, p) << n;
+    a.Free(q);
+  }
 }
 
 }  // namespace

@@ -191,6 +191,26 @@ TEST(KernelsMathTest, UnaryOps) {
   EXPECT_NEAR(gv[3], 0.5f * 1.5f * (1 + std::erf(1.5f / std::sqrt(2.f))), 1e-6);
 }
 
+// Float Exp/Tanh/Erf/Gelu take the SIMD array path: a long odd-length input
+// covers the vector body and the tail.
+TEST(KernelsMathTest, UnaryFloatArrayPathsMatchLibm) {
+  const int64_t n = 10007;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(-12.0 + 24.0 * i / n);
+  Tensor x = MakeTensor<float>({n}, v);
+  auto e = ToVector<float>(Run1(MakeNode("Exp", 13), {&x}));
+  auto th = ToVector<float>(Run1(MakeNode("Tanh", 13), {&x}));
+  auto erf = ToVector<float>(Run1(MakeNode("Erf", 13), {&x}));
+  auto g = ToVector<float>(Run1(MakeNode("Gelu", 20), {&x}));
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = v[i];
+    EXPECT_NEAR(e[i], std::exp(d), 4e-7 * std::exp(d)) << d;
+    EXPECT_NEAR(th[i], std::tanh(d), 3e-7) << d;
+    EXPECT_NEAR(erf[i], std::erf(d), 3e-7) << d;
+    EXPECT_NEAR(g[i], 0.5 * d * (1 + std::erf(d / std::sqrt(2.0))), 1e-6 * std::fabs(d) + 1e-12) << d;
+  }
+}
+
 TEST(KernelsMathTest, ClipAttributeAndInputForms) {
   Tensor x = MakeTensor<float>({4}, {-2, 0, 3, 7});
   Node old = MakeNode("Clip", 6);
@@ -236,6 +256,31 @@ TEST(KernelsMathTest, SoftmaxAxesAndStability) {
   for (float v : y3) EXPECT_NEAR(v, 0.25f, 1e-6);
   auto ls = ToVector<float>(Run1(MakeNode("LogSoftmax", 13), {&x}));
   EXPECT_NEAR(ls[2], -std::log(s), 1e-5);
+}
+
+// Attention rows: long rows (SIMD body plus tail) with BERT's additive mask
+// (-3.4e38) must give exact zeros where masked, never denormals, and sum to 1.
+TEST(KernelsMathTest, SoftmaxMaskedRowsHaveNoDenormals) {
+  const int64_t rows = 3, n = 37;
+  std::vector<float> v(static_cast<size_t>(rows * n));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < n; ++i)
+      v[r * n + i] = i < n - 5 * r ? static_cast<float>(std::sin(0.3 * i + r)) * 4 : -3.4028235e38f;
+  Tensor x = MakeTensor<float>({rows, n}, v);
+  auto y = ToVector<float>(Run1(MakeNode("Softmax", 13), {&x}));
+  for (int64_t r = 0; r < rows; ++r) {
+    double m = -1e30, s = 0, total = 0;
+    for (int64_t i = 0; i < n - 5 * r; ++i) m = std::max(m, static_cast<double>(v[r * n + i]));
+    for (int64_t i = 0; i < n - 5 * r; ++i) s += std::exp(v[r * n + i] - m);
+    for (int64_t i = 0; i < n; ++i) {
+      const float got = y[r * n + i];
+      EXPECT_TRUE(got == 0.f || std::fpclassify(got) == FP_NORMAL) << got;
+      const double want = i < n - 5 * r ? std::exp(v[r * n + i] - m) / s : 0.0;
+      EXPECT_NEAR(got, want, 1e-6) << r << "," << i;
+      total += got;
+    }
+    EXPECT_NEAR(total, 1.0, 1e-5);
+  }
 }
 
 // Random shapes against a naive per-element reference: covers the dim merging

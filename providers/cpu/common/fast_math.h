@@ -1,7 +1,10 @@
-// Branch-free float32 exp/tanh/erf written so the compiler can vectorize the
-// loops that call them (libm's scalar calls cannot be). Accuracy: exp ~2 ulp
-// over [-87, 88]; tanh and erf within 3e-7 absolute. Used for float tensors only;
-// double keeps libm.
+// Branch-free float32 exp/tanh/erf, written once as templates over the value
+// type so the same formula serves scalar code (float) and explicit SIMD code
+// (GCC vector types, see fast_math.cc): the compiler's auto-vectorizer does not
+// reliably turn the scalar form into SIMD (with AVX2 enabled it kept branches),
+// so the array functions below use vector types directly. Accuracy: exp ~2 ulp
+// over [-87, 88]; tanh and erf within 3e-7 absolute. Used for float tensors
+// only; double keeps libm.
 #pragma once
 
 #include <cmath>
@@ -12,18 +15,48 @@
 namespace onyx {
 namespace fastmath {
 
-inline float Exp(float x) {
+namespace detail {
+
+// Works for float and for GCC vectors of float (scalar operands broadcast).
+template <typename F>
+inline __attribute__((always_inline)) F Splat(float v) {
+  return F{} + v;
+}
+
+template <typename I, typename F>
+inline __attribute__((always_inline)) I TruncToInt(F v) {
+  if constexpr (std::is_same<F, float>::value) {
+    return static_cast<I>(v);
+  } else {
+    return __builtin_convertvector(v, I);
+  }
+}
+
+template <typename F, typename I>
+inline __attribute__((always_inline)) F BitsToFloat(I bits) {
+  static_assert(sizeof(F) == sizeof(I), "lane counts differ");
+  F f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+// F is float or a vector of float; I the matching int32 type.
+template <typename F, typename I>
+inline __attribute__((always_inline)) F ExpT(F x) {
   // Clamped so results stay normal floats: denormal arithmetic is ~100x slower,
   // and e^-87.3 is already below what any caller can distinguish from 0.
-  x = x < -87.33f ? -87.33f : x;
-  x = x > 89.f ? 89.f : x;
-  float t = x * 1.44269504088896341f;
-  int32_t n = static_cast<int32_t>(t + (t >= 0.f ? 0.5f : -0.5f));
-  float nf = static_cast<float>(n);
+  // (Compared so that NaN falls through unchanged.)
+  x = x < Splat<F>(-87.33f) ? Splat<F>(-87.33f) : x;
+  x = x > Splat<F>(89.f) ? Splat<F>(89.f) : x;
+  const F t = x * 1.44269504088896341f;
+  // Round to nearest by the 1.5*2^23 trick: no float->int rounding mode needed
+  // and no branch on the sign (|t| < 2^22 here).
+  const F nf = (t + 12582912.f) - 12582912.f;
+  const I n = TruncToInt<I>(nf);
   // Cody-Waite reduction: r = x - n*ln2 in two steps to keep r exact.
-  float r = x - nf * 0.693359375f;
+  F r = x - nf * 0.693359375f;
   r = r + nf * 2.12194440e-4f;
-  float p = 1.98412698e-4f;  // 1/7!
+  F p = Splat<F>(1.98412698e-4f);  // 1/7!
   p = p * r + 1.38888889e-3f;
   p = p * r + 8.33333333e-3f;
   p = p * r + 4.16666667e-2f;
@@ -32,42 +65,79 @@ inline float Exp(float x) {
   p = p * r + 1.0f;
   p = p * r + 1.0f;
   // 2^n as two normal factors, so overflow gives inf and underflow denormals/0.
-  int32_t n1 = n / 2, n2 = n - n1;
-  int32_t b1 = (n1 + 127) << 23, b2 = (n2 + 127) << 23;
-  float s1, s2;
-  std::memcpy(&s1, &b1, 4);
-  std::memcpy(&s2, &b2, 4);
+  const I n1 = n >> 1, n2 = n - n1;
+  const F s1 = BitsToFloat<F>(I((n1 + 127) << 23));
+  const F s2 = BitsToFloat<F>(I((n2 + 127) << 23));
   return p * s1 * s2;
 }
 
-inline float Tanh(float x) {
-  float ax = x < 0.f ? -x : x;
-  ax = ax > 9.1f ? 9.1f : ax;  // tanh(9.1) rounds to 1 in float
+template <typename F, typename I>
+inline __attribute__((always_inline)) F TanhT(F x) {
+  const F zero = Splat<F>(0.f);
+  F ax = x < zero ? -x : x;
+  ax = ax > Splat<F>(9.1f) ? Splat<F>(9.1f) : ax;  // tanh(9.1) rounds to 1 in float
   // Small |x|: the odd Taylor series avoids the cancellation in 1 - 2/(e^2x + 1).
-  float x2 = ax * ax;
-  float small = ax * (1.f + x2 * (-0.333333333f + x2 * (0.133333333f + x2 * (-0.0539682540f + x2 * 0.0218694885f))));
-  float e = Exp(2.f * ax);
-  float big = 1.f - 2.f / (e + 1.f);
-  float r = ax < 0.2f ? small : big;
-  return x < 0.f ? -r : r;
+  const F x2 = ax * ax;
+  const F small =
+      ax * (1.f + x2 * (-0.333333333f + x2 * (0.133333333f + x2 * (-0.0539682540f + x2 * 0.0218694885f))));
+  const F e = ExpT<F, I>(2.f * ax);
+  const F big = 1.f - 2.f / (e + 1.f);
+  const F r = ax < Splat<F>(0.2f) ? small : big;
+  return x < zero ? -r : r;
 }
 
-inline float Erf(float x) {
-  float ax = x < 0.f ? -x : x;
+template <typename F, typename I>
+inline __attribute__((always_inline)) F ErfT(F x) {
+  const F zero = Splat<F>(0.f);
+  const F ax = x < zero ? -x : x;
   // Small |x|: Maclaurin series (relative accuracy near 0).
-  float x2 = ax * ax;
-  float small = ax * (1.12837917f + x2 * (-0.376126389f + x2 * (0.112837917f + x2 * (-0.0268661706f + x2 * 0.00522397762f))));
+  const F x2 = ax * ax;
+  const F small = ax * (1.12837917f +
+                        x2 * (-0.376126389f + x2 * (0.112837917f + x2 * (-0.0268661706f + x2 * 0.00522397762f))));
   // Otherwise erf = 1 - erfc with erfc(z) ~ t*exp(-z^2 + P(t)) (Numerical
   // Recipes' erfcc form, fractional error < 1.2e-7).
   // erf(4) is 1 in float; clamping keeps exp() away from denormals.
-  float axc = ax > 4.f ? 4.f : ax;
-  float t = 1.f / (1.f + 0.5f * axc);
-  float poly = -1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f + t * (-0.18628806f +
-               t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));
-  float big = 1.f - t * Exp(-axc * axc + poly);
-  float r = ax < 0.25f ? small : big;
-  return x < 0.f ? -r : r;
+  const F axc = ax > Splat<F>(4.f) ? Splat<F>(4.f) : ax;
+  const F t = 1.f / (1.f + 0.5f * axc);
+  const F poly =
+      -1.26551223f +
+      t * (1.00002368f +
+           t * (0.37409196f +
+                t * (0.09678418f +
+                     t * (-0.18628806f +
+                          t * (0.27886807f +
+                               t * (-1.13520398f + t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));
+  const F big = 1.f - t * ExpT<F, I>(-axc * axc + poly);
+  const F r = ax < Splat<F>(0.25f) ? small : big;
+  return x < zero ? -r : r;
 }
+
+}  // namespace detail
+
+inline float Exp(float x) { return detail::ExpT<float, int32_t>(x); }
+inline float Tanh(float x) { return detail::TanhT<float, int32_t>(x); }
+inline float Erf(float x) { return detail::ErfT<float, int32_t>(x); }
+
+// Array forms: y[i] = f(x[i]) (y may equal x). They run the same formulas on
+// the widest SIMD the CPU offers (AVX-512, AVX2+FMA, else SSE2), picked once at
+// run time, so the library itself still targets baseline x86-64. Results may
+// differ from the scalar forms in the last bits where FMA is used.
+void ExpArray(const float* x, float* y, int64_t n);
+void TanhArray(const float* x, float* y, int64_t n);
+void ErfArray(const float* x, float* y, int64_t n);
+// y = 0.5 * x * (1 + erf(x / sqrt(2))).
+void GeluArray(const float* x, float* y, int64_t n);
+// y[i] = exp(x[i] - shift), but 0 where x[i] - shift < -87 (so a softmax built
+// on it never makes denormals); returns the sum of the y[i].
+float ExpShiftSumArray(const float* x, float* y, int64_t n, float shift);
+// Largest x[i] (n >= 1); NaN when x[0] is NaN, later NaNs are skipped.
+float MaxArray(const float* x, int64_t n);
+
+// Which instruction set the array forms use; tests force each one.
+enum class Isa { kBaseline = 0, kAvx2 = 1, kAvx512 = 2 };
+Isa BestIsa();
+// Forces the array forms to `isa` (capped at BestIsa()); returns the one in use.
+Isa SetIsaForTesting(Isa isa);
 
 // Generic forms for kernels templated on the compute type.
 template <typename C>

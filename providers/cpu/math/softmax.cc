@@ -1,6 +1,7 @@
 #include <climits>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "providers/cpu/common/broadcast.h"
@@ -17,6 +18,15 @@ namespace {
 template <typename T, bool kLog>
 void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner) {
   using C = typename CalcType<T>::type;
+  if constexpr (std::is_same<T, float>::value && !kLog) {
+    // The common case (attention scores): SIMD max and exp with a vector sum.
+    if (inner == 1) {
+      const float m = fastmath::MaxArray(x, n);
+      const float inv = 1.f / fastmath::ExpShiftSumArray(x, y, n, m);
+      for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+      return;
+    }
+  }
   if (inner == 1) {
     C m = static_cast<C>(x[0]);
     for (int64_t i = 1; i < n; ++i) {

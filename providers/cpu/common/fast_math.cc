@@ -1,0 +1,190 @@
+// Vector-typed helpers below are always inlined into the per-ISA wrappers, so
+// no vector ever crosses a call boundary between differently compiled code;
+// GCC's ABI note about such calls does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#include "providers/cpu/common/fast_math.h"
+
+#include <atomic>
+#include <cmath>
+#include <limits>
+
+namespace onyx {
+namespace fastmath {
+namespace {
+
+typedef float F4 __attribute__((vector_size(16)));
+typedef int32_t I4 __attribute__((vector_size(16)));
+typedef float F8 __attribute__((vector_size(32)));
+typedef int32_t I8 __attribute__((vector_size(32)));
+typedef float F16 __attribute__((vector_size(64)));
+typedef int32_t I16 __attribute__((vector_size(64)));
+
+template <typename F, typename I>
+struct ExpOp {
+  static inline __attribute__((always_inline)) F Apply(F v) { return detail::ExpT<F, I>(v); }
+};
+template <typename F, typename I>
+struct TanhOp {
+  static inline __attribute__((always_inline)) F Apply(F v) { return detail::TanhT<F, I>(v); }
+};
+template <typename F, typename I>
+struct ErfOp {
+  static inline __attribute__((always_inline)) F Apply(F v) { return detail::ErfT<F, I>(v); }
+};
+template <typename F, typename I>
+struct GeluOp {
+  static inline __attribute__((always_inline)) F Apply(F v) { return 0.5f * v * (1.f + detail::ErfT<F, I>(v * 0.70710678118654752440f)); }
+};
+
+// The loop bodies are always_inline so that each ISA wrapper below compiles
+// them with its own target flags (GCC inlines baseline code into a wider
+// target, never the other way round).
+template <template <typename, typename> class Op, typename F, typename I>
+inline __attribute__((always_inline)) void MapBody(const float* x, float* y, int64_t n) {
+  constexpr int64_t W = sizeof(F) / sizeof(float);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    F v;
+    std::memcpy(&v, x + i, sizeof(v));
+    v = Op<F, I>::Apply(v);
+    std::memcpy(y + i, &v, sizeof(v));
+  }
+  if (i < n) {
+    // The tail goes through the same vector code so every element gets the
+    // same rounding whatever its position.
+    F v = F{};
+    std::memcpy(&v, x + i, static_cast<size_t>(n - i) * sizeof(float));
+    v = Op<F, I>::Apply(v);
+    std::memcpy(y + i, &v, static_cast<size_t>(n - i) * sizeof(float));
+  }
+}
+
+// exp() below this is under 1.7e-38: exp clamps it to the smallest normal
+// float, and a softmax that then scales it by 1/sum makes a denormal, which
+// slows every later FMA on it by ~100x (masked attention rows are full of
+// them). Such terms are 0 at float precision next to the row's max term, 1.
+constexpr float kExpFlush = -87.f;
+
+template <typename F, typename I>
+inline __attribute__((always_inline)) float ExpShiftSumBody(const float* x, float* y, int64_t n, float shift) {
+  constexpr int64_t W = sizeof(F) / sizeof(float);
+  F acc = F{};
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    F v;
+    std::memcpy(&v, x + i, sizeof(v));
+    v = v - shift;
+    v = v < detail::Splat<F>(kExpFlush) ? F{} : detail::ExpT<F, I>(v);
+    std::memcpy(y + i, &v, sizeof(v));
+    acc += v;
+  }
+  float s = 0.f;
+  for (int64_t k = 0; k < W; ++k) s += acc[k];
+  for (; i < n; ++i) {
+    const float v = x[i] - shift;
+    y[i] = v < kExpFlush ? 0.f : detail::ExpT<float, int32_t>(v);
+    s += y[i];
+  }
+  return s;
+}
+
+template <typename F>
+inline __attribute__((always_inline)) float MaxBody(const float* x, int64_t n) {
+  constexpr int64_t W = sizeof(F) / sizeof(float);
+  // A leading NaN poisons the whole row, as in the scalar loop this replaced.
+  if (n > 0 && std::isnan(x[0])) return x[0];
+  const float lowest = -std::numeric_limits<float>::infinity();
+  F m = detail::Splat<F>(lowest);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    F v;
+    std::memcpy(&v, x + i, sizeof(v));
+    m = v > m ? v : m;
+  }
+  float r = lowest;
+  for (int64_t k = 0; k < W; ++k) r = m[k] > r ? m[k] : r;
+  for (; i < n; ++i) r = x[i] > r ? x[i] : r;
+  return r;
+}
+
+#define ONYX_AVX2 __attribute__((target("avx2,fma")))
+#define ONYX_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+
+struct Table {
+  void (*exp)(const float*, float*, int64_t);
+  void (*tanh)(const float*, float*, int64_t);
+  void (*erf)(const float*, float*, int64_t);
+  void (*gelu)(const float*, float*, int64_t);
+  float (*exp_shift_sum)(const float*, float*, int64_t, float);
+  float (*max)(const float*, int64_t);
+};
+
+#define ONYX_DEFINE_ISA(NAME, ATTR, F, I)                                                                     \
+  ATTR void Exp##NAME(const float* x, float* y, int64_t n) { MapBody<ExpOp, F, I>(x, y, n); }               \
+  ATTR void Tanh##NAME(const float* x, float* y, int64_t n) { MapBody<TanhOp, F, I>(x, y, n); }             \
+  ATTR void Erf##NAME(const float* x, float* y, int64_t n) { MapBody<ErfOp, F, I>(x, y, n); }               \
+  ATTR void Gelu##NAME(const float* x, float* y, int64_t n) { MapBody<GeluOp, F, I>(x, y, n); }             \
+  ATTR float ExpShiftSum##NAME(const float* x, float* y, int64_t n, float s) {                              \
+    return ExpShiftSumBody<F, I>(x, y, n, s);                                                               \
+  }                                                                                                         \
+  ATTR float Max##NAME(const float* x, int64_t n) { return MaxBody<F>(x, n); }                              \
+  const Table k##NAME##Table = {Exp##NAME, Tanh##NAME, Erf##NAME, Gelu##NAME, ExpShiftSum##NAME, Max##NAME};
+
+// Baseline x86-64 has SSE2: 4 lanes. AVX2 gets 8, AVX-512 16.
+ONYX_DEFINE_ISA(Base, , F4, I4)
+#if defined(__x86_64__) || defined(__i386__)
+ONYX_DEFINE_ISA(Avx2, ONYX_AVX2, F8, I8)
+ONYX_DEFINE_ISA(Avx512, ONYX_AVX512, F16, I16)
+#endif
+
+Isa DetectIsa() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl"))
+    return Isa::kAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
+#endif
+  return Isa::kBaseline;
+}
+
+const Table* TableFor(Isa isa) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (isa == Isa::kAvx512) return &kAvx512Table;
+  if (isa == Isa::kAvx2) return &kAvx2Table;
+#endif
+  return &kBaseTable;
+}
+
+std::atomic<const Table*>& Active() {
+  static std::atomic<const Table*> active{TableFor(DetectIsa())};
+  return active;
+}
+
+const Table& T() { return *Active().load(std::memory_order_relaxed); }
+
+}  // namespace
+
+Isa BestIsa() {
+  static const Isa best = DetectIsa();
+  return best;
+}
+
+Isa SetIsaForTesting(Isa isa) {
+  if (static_cast<int>(isa) > static_cast<int>(BestIsa())) isa = BestIsa();
+  Active().store(TableFor(isa));
+  return isa;
+}
+
+void ExpArray(const float* x, float* y, int64_t n) { T().exp(x, y, n); }
+void TanhArray(const float* x, float* y, int64_t n) { T().tanh(x, y, n); }
+void ErfArray(const float* x, float* y, int64_t n) { T().erf(x, y, n); }
+void GeluArray(const float* x, float* y, int64_t n) { T().gelu(x, y, n); }
+float ExpShiftSumArray(const float* x, float* y, int64_t n, float shift) {
+  return T().exp_shift_sum(x, y, n, shift);
+}
+float MaxArray(const float* x, int64_t n) { return T().max(x, n); }
+
+}  // namespace fastmath
+}  // namespace onyx
