@@ -32,6 +32,8 @@ class Allocator {
   virtual void* Alloc(size_t bytes) = 0;
   virtual void Free(void* p) = 0;
   virtual const MemoryInfo& Info() const = 0;
+  // Returns memory held idle for reuse to the system (no-op without a cache).
+  virtual void Trim() {}
 };
 
 // 64-byte aligned host memory; thread-safe.
@@ -52,7 +54,7 @@ class CpuAllocator final : public Allocator {
   const MemoryInfo& Info() const override { return info_; }
 
   // Returns every idle cached block to the system.
-  void Trim();
+  void Trim() override;
   // Bytes held idle in the cache (headers included).
   size_t CachedBytes() const;
 

@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include "core/graph/graph.h"
 #include "onnx-ml.pb.h"
@@ -336,15 +337,17 @@ Status FinalizeRecursive(Graph& g, const std::vector<std::string>& outer) {
 
 }  // namespace
 
-Status LoadModelFromBytes(const void* data, size_t size, const std::string& model_dir, Model* out) {
-  if (size > static_cast<size_t>(INT_MAX))
-    return MakeError(ErrorCode::kInvalidProtobuf, "model is ", size, " bytes; protobuf models over 2 GiB must use external data");
-  onnx::ModelProto mp;
-  google::protobuf::io::CodedInputStream in(static_cast<const uint8_t*>(data), static_cast<int>(size));
+namespace {
+
+Status ParseModelProto(google::protobuf::io::CodedInputStream& in, onnx::ModelProto* mp) {
   in.SetTotalBytesLimit(INT_MAX);
   in.SetRecursionLimit(256);
-  if (!mp.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
+  if (!mp->ParseFromCodedStream(&in) || !in.ConsumedEntireMessage())
     return MakeError(ErrorCode::kInvalidProtobuf, "Protobuf parsing failed: the data is not an ONNX ModelProto");
+  return Status::OK();
+}
+
+Status BuildModel(onnx::ModelProto& mp, const std::string& model_dir, Model* out) {
   if (!mp.has_ir_version() || !mp.has_graph())
     return MakeError(ErrorCode::kInvalidProtobuf, "the data is not an ONNX model: ",
                      !mp.has_ir_version() ? "ir_version" : "graph", " is missing");
@@ -371,13 +374,47 @@ Status LoadModelFromBytes(const void* data, size_t size, const std::string& mode
   return FinalizeRecursive(*m.graph, {});
 }
 
+}  // namespace
+
+Status LoadModelFromBytes(const void* data, size_t size, const std::string& model_dir, Model* out) {
+  if (size > static_cast<size_t>(INT_MAX))
+    return MakeError(ErrorCode::kInvalidProtobuf, "model is ", size, " bytes; protobuf models over 2 GiB must use external data");
+  onnx::ModelProto mp;
+  google::protobuf::io::CodedInputStream in(static_cast<const uint8_t*>(data), static_cast<int>(size));
+  ONYX_RETURN_IF_ERROR(ParseModelProto(in, &mp));
+  return BuildModel(mp, model_dir, out);
+}
+
 Status LoadModelFromFile(const std::string& path, Model* out) {
-  std::shared_ptr<MappedFile> file;
-  ONYX_RETURN_IF_ERROR(MapFile(path, &file));
+  // Streamed through a small buffer rather than mapped whole, so the file's
+  // pages and the parsed weights are not resident at the same time.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return MakeError(ErrorCode::kNoSuchFile, "Load model from ", path,
+                     " failed: File doesn't exist or cannot be opened: ", std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return MakeError(ErrorCode::kNoSuchFile, "Load model from ", path, " failed: not a regular file");
+  }
+  if (static_cast<uint64_t>(st.st_size) > static_cast<uint64_t>(INT_MAX)) {
+    close(fd);
+    return MakeError(ErrorCode::kInvalidProtobuf, "Load model from ", path, " failed: the file is ", st.st_size,
+                     " bytes; protobuf models over 2 GiB must use external data");
+  }
+  onnx::ModelProto mp;
+  Status s;
+  {
+    google::protobuf::io::FileInputStream raw(fd, 1 << 20);
+    raw.SetCloseOnDelete(true);
+    google::protobuf::io::CodedInputStream in(&raw);
+    s = ParseModelProto(in, &mp);
+  }
+  if (!s.ok()) return MakeError(s.code(), "Load model from ", path, " failed: ", s.message());
   std::string dir = ".";
   auto slash = path.find_last_of('/');
   if (slash != std::string::npos) dir = slash == 0 ? "/" : path.substr(0, slash);
-  Status s = LoadModelFromBytes(file->size ? file->addr : "", file->size, dir, out);
+  s = BuildModel(mp, dir, out);
   if (!s.ok() && s.code() == ErrorCode::kInvalidProtobuf)
     return MakeError(s.code(), "Load model from ", path, " failed: ", s.message());
   return s;

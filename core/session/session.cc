@@ -44,7 +44,12 @@ Status CheckFeed(const ValueInfo& decl, const Value& v) {
 
 }  // namespace
 
-Session::~Session() = default;
+Session::~Session() {
+  plan_.reset();
+  // Hand cached buffers back to the OS once a session is gone, so a process
+  // that drops its sessions does not keep their peak working set.
+  GetCpuAllocator()->Trim();
+}
 
 Status Session::Create(const SessionOptions& options, const std::string& path, std::unique_ptr<Session>* out) {
   auto start = Profiler::Clock::now();
