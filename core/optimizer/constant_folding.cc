@@ -101,16 +101,8 @@ bool TryFold(Graph& graph, const GraphIndex& idx, std::unique_ptr<ExecutionProvi
 
 Status FoldConstants(Graph& graph, bool* changed) {
   std::unique_ptr<ExecutionProvider> cpu;
-  GraphIndex idx(graph);
-  for (size_t i = 0; i < graph.nodes.size();) {
-    if (TryFold(graph, idx, &cpu, i)) {
-      *changed = true;
-      idx = GraphIndex(graph);
-      continue;
-    }
-    ++i;
-  }
-  if (*changed) RemoveUnusedInitializers(graph);
+  RewriteNodes(graph, changed,
+               [&cpu](Graph& g, const GraphIndex& idx, size_t i) { return TryFold(g, idx, &cpu, i); });
   return Status::OK();
 }
 

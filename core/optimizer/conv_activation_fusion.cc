@@ -65,18 +65,7 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
 }  // namespace
 
 Status FuseConvActivation(Graph& graph, bool* changed) {
-  GraphIndex idx(graph);
-  bool any = false;
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    if (TryFuse(graph, idx, i)) {
-      any = true;
-      idx = GraphIndex(graph);
-    }
-  }
-  if (any) {
-    RemoveUnusedInitializers(graph);
-    *changed = true;
-  }
+  RewriteNodes(graph, changed, TryFuse);
   return Status::OK();
 }
 

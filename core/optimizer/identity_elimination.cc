@@ -52,18 +52,12 @@ bool TryEliminate(Graph& graph, const GraphIndex& idx, size_t i) {
 }  // namespace
 
 Status EliminateIdentities(Graph& graph, bool* changed) {
-  GraphIndex idx(graph);
-  for (size_t i = 0; i < graph.nodes.size();) {
-    const Node& n = graph.nodes[i];
+  RewriteNodes(graph, changed, [](Graph& g, const GraphIndex& idx, size_t i) {
+    const Node& n = g.nodes[i];
     const bool candidate = n.domain.empty() && (n.op_type == "Identity" ||
-                                                (n.op_type == "Dropout" && IsInferenceDropout(graph, idx, n)));
-    if (candidate && TryEliminate(graph, idx, i)) {
-      *changed = true;
-      idx = GraphIndex(graph);
-      continue;
-    }
-    ++i;
-  }
+                                                (n.op_type == "Dropout" && IsInferenceDropout(g, idx, n)));
+    return candidate && TryEliminate(g, idx, i);
+  });
   return Status::OK();
 }
 

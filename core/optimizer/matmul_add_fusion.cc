@@ -47,13 +47,7 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
 }  // namespace
 
 Status FuseMatMulAdd(Graph& graph, bool* changed) {
-  GraphIndex idx(graph);
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    if (TryFuse(graph, idx, i)) {
-      *changed = true;
-      idx = GraphIndex(graph);
-    }
-  }
+  RewriteNodes(graph, changed, TryFuse);
   return Status::OK();
 }
 

@@ -59,15 +59,7 @@ bool TryFold(Graph& graph, const GraphIndex& idx, size_t i) {
 }  // namespace
 
 Status FoldShapes(Graph& graph, bool* changed) {
-  GraphIndex idx(graph);
-  for (size_t i = 0; i < graph.nodes.size();) {
-    if (TryFold(graph, idx, i)) {
-      *changed = true;
-      idx = GraphIndex(graph);
-      continue;
-    }
-    ++i;
-  }
+  RewriteNodes(graph, changed, TryFold);
   return Status::OK();
 }
 

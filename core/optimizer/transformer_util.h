@@ -61,5 +61,28 @@ size_t RemoveUnusedInitializers(Graph& graph);
 // Scalar value of a constant float/double tensor with one element.
 bool ScalarAsDouble(const Tensor& t, double* out);
 
+// The loop every node-local transformer shares: tries
+// `try_rewrite(graph, index, i)` at each node position; after a rewrite the
+// index is rebuilt and position i is tried again (another node sits there now,
+// or the rewritten one may combine further). Drops initializers the rewrites
+// left unread and sets *changed when anything was rewritten.
+template <typename TryFn>
+void RewriteNodes(Graph& graph, bool* changed, TryFn&& try_rewrite) {
+  GraphIndex idx(graph);
+  bool any = false;
+  for (size_t i = 0; i < graph.nodes.size();) {
+    if (try_rewrite(graph, idx, i)) {
+      any = true;
+      idx = GraphIndex(graph);
+      continue;
+    }
+    ++i;
+  }
+  if (any) {
+    RemoveUnusedInitializers(graph);
+    *changed = true;
+  }
+}
+
 }  // namespace optimizer
 }  // namespace onyx

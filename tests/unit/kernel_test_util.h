@@ -1,6 +1,8 @@
 // Runs one CPU kernel on given tensors, without a session: for kernel unit tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <vector>
 
@@ -55,6 +57,45 @@ inline Status RunCpuKernel(Node node, const std::vector<const Tensor*>& inputs, 
   ONYX_RETURN_IF_ERROR(kernel->Compute(ctx));
   *outputs = std::move(ctx.outputs());
   return Status::OK();
+}
+
+// Nodes and attributes for kernel tests.
+inline Node MakeNode(const std::string& op, int opset) {
+  Node n;
+  n.op_type = op;
+  n.since_version = opset;
+  return n;
+}
+
+inline void SetInt(Node& n, const std::string& k, int64_t v) {
+  Attribute a;
+  a.type = Attribute::Type::kInt;
+  a.i = v;
+  n.attrs[k] = a;
+}
+
+inline void SetFloat(Node& n, const std::string& k, float v) {
+  Attribute a;
+  a.type = Attribute::Type::kFloat;
+  a.f = v;
+  n.attrs[k] = a;
+}
+
+inline void SetInts(Node& n, const std::string& k, std::vector<int64_t> v) {
+  Attribute a;
+  a.type = Attribute::Type::kInts;
+  a.ints = std::move(v);
+  n.attrs[k] = a;
+}
+
+// Runs a one-output kernel, failing the test (and returning an empty tensor)
+// on error.
+inline Tensor Run1(const Node& n, const std::vector<const Tensor*>& in) {
+  std::vector<std::unique_ptr<Tensor>> out;
+  Status s = RunCpuKernel(n, in, 1, &out);
+  EXPECT_TRUE(s.ok()) << s.message();
+  if (!s.ok() || !out[0]) return Tensor();
+  return std::move(*out[0]);
 }
 
 template <typename T>

@@ -12,35 +12,11 @@ namespace {
 using testing::MakeTensor;
 using testing::RunCpuKernel;
 using testing::ToVector;
-
-Node MakeNode(const std::string& op, int opset) {
-  Node n;
-  n.op_type = op;
-  n.since_version = opset;
-  return n;
-}
-
-void SetInt(Node& n, const std::string& k, int64_t v) {
-  Attribute a;
-  a.type = Attribute::Type::kInt;
-  a.i = v;
-  n.attrs[k] = a;
-}
-
-void SetInts(Node& n, const std::string& k, std::vector<int64_t> v) {
-  Attribute a;
-  a.type = Attribute::Type::kInts;
-  a.ints = std::move(v);
-  n.attrs[k] = a;
-}
-
-Tensor Run1(const Node& n, const std::vector<const Tensor*>& in) {
-  std::vector<std::unique_ptr<Tensor>> out;
-  Status s = RunCpuKernel(n, in, 1, &out);
-  EXPECT_TRUE(s.ok()) << s.message();
-  if (!s.ok() || !out[0]) return Tensor();
-  return std::move(*out[0]);
-}
+using testing::MakeNode;
+using testing::Run1;
+using testing::SetFloat;
+using testing::SetInt;
+using testing::SetInts;
 
 Status RunErr(const Node& n, const std::vector<const Tensor*>& in) {
   std::vector<std::unique_ptr<Tensor>> out;
