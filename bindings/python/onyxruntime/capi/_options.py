@@ -45,7 +45,37 @@ def _to_int(value, what):
     return value
 
 
-class SessionOptions:
+class _LogLevels:
+    """log_severity_level / log_verbosity_level, shared by SessionOptions and
+    RunOptions; each names the C setter for its own handle."""
+
+    __slots__ = ()
+    _set_log_severity = None  # the OnyxApi setter for this class's handle
+
+    @property
+    def log_severity_level(self):
+        """0 verbose .. 4 fatal; -1 (default) keeps the enclosing level
+        (the environment's for a session, the session's for a run)."""
+        return self._log_severity_level
+
+    @log_severity_level.setter
+    def log_severity_level(self, value):
+        value = _to_int(value, "log_severity_level")
+        if value != -1:
+            check(getattr(api, self._set_log_severity)(self._handle, value))
+        self._log_severity_level = value
+
+    @property
+    def log_verbosity_level(self):
+        """Verbosity of VERBOSE logs (kept for compatibility)."""
+        return self._log_verbosity_level
+
+    @log_verbosity_level.setter
+    def log_verbosity_level(self, value):
+        self._log_verbosity_level = _to_int(value, "log_verbosity_level")
+
+
+class SessionOptions(_LogLevels):
     """Configuration for an InferenceSession.
 
     Attributes: intra_op_num_threads, inter_op_num_threads,
@@ -69,6 +99,7 @@ class SessionOptions:
         "optimized_model_filepath",
         "profile_file_prefix",
     )
+    _set_log_severity = "SessionOptionsSetLogSeverity"
 
     def __init__(self):
         self._handle = new_handle("OnyxSessionOptions", api.SessionOptionsCreate, api.SessionOptionsRelease)
@@ -131,27 +162,6 @@ class SessionOptions:
         self._execution_mode = value
 
     @property
-    def log_severity_level(self):
-        """0 verbose .. 4 fatal; -1 (default) keeps the environment's level."""
-        return self._log_severity_level
-
-    @log_severity_level.setter
-    def log_severity_level(self, value):
-        value = _to_int(value, "log_severity_level")
-        if value != -1:
-            check(api.SessionOptionsSetLogSeverity(self._handle, value))
-        self._log_severity_level = value
-
-    @property
-    def log_verbosity_level(self):
-        """Verbosity of VERBOSE logs (kept for compatibility)."""
-        return self._log_verbosity_level
-
-    @log_verbosity_level.setter
-    def log_verbosity_level(self, value):
-        self._log_verbosity_level = _to_int(value, "log_verbosity_level")
-
-    @property
     def logid(self):
         """Identifier shown in this session's log lines."""
         return self._logid
@@ -200,13 +210,14 @@ class SessionOptions:
         return other
 
 
-class RunOptions:
+class RunOptions(_LogLevels):
     """Per-run settings: logid (the run's log tag), log_severity_level,
     log_verbosity_level, terminate (may be set from another thread to stop
     runs in progress), only_execute_path_to_fetches."""
 
     __slots__ = ("_handle", "_logid", "_log_severity_level", "_log_verbosity_level",
                  "only_execute_path_to_fetches")
+    _set_log_severity = "RunOptionsSetLogSeverity"
 
     def __init__(self):
         self._handle = new_handle("OnyxRunOptions", api.RunOptionsCreate, api.RunOptionsRelease)
@@ -227,27 +238,6 @@ class RunOptions:
             raise TypeError("logid must be a str, got %r" % (value,))
         check(api.RunOptionsSetTag(self._handle, value.encode("utf-8")))
         self._logid = value
-
-    @property
-    def log_severity_level(self):
-        """0 verbose .. 4 fatal; -1 (default) keeps the session's level."""
-        return self._log_severity_level
-
-    @log_severity_level.setter
-    def log_severity_level(self, value):
-        value = _to_int(value, "log_severity_level")
-        if value != -1:
-            check(api.RunOptionsSetLogSeverity(self._handle, value))
-        self._log_severity_level = value
-
-    @property
-    def log_verbosity_level(self):
-        """Verbosity of VERBOSE logs (kept for compatibility)."""
-        return self._log_verbosity_level
-
-    @log_verbosity_level.setter
-    def log_verbosity_level(self, value):
-        self._log_verbosity_level = _to_int(value, "log_verbosity_level")
 
     @property
     def terminate(self):
