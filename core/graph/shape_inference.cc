@@ -516,6 +516,16 @@ TypeInfo InferContext::SubgraphOutput(const Graph& sub, size_t i) {
   return sub.outputs[i].type;
 }
 
+bool StartShapedRule(InferContext& ctx, ElemType* elem) {
+  *elem = ctx.InputElem(0);
+  if (*elem == ElemType::kUndefined) return false;
+  if (!ctx.HasShape(0)) {
+    ctx.SetTensor(0, *elem);
+    return false;
+  }
+  return true;
+}
+
 // Rank-only output: `rank` unknown dims (or unknown rank when rank < 0).
 void SetRankOnly(InferContext& ctx, size_t o, ElemType e, int64_t rank) {
   if (rank >= 0 && rank < (1 << 20)) ctx.SetTensor(o, e, std::vector<Dim>(static_cast<size_t>(rank)));

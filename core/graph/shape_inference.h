@@ -143,6 +143,10 @@ Dim DimProduct(const std::vector<Dim>& dims, size_t begin, size_t end);
 // Normalises a possibly negative axis for `rank`; false when out of range.
 bool NormalizeAxis(int64_t axis, int64_t rank, int64_t* out);
 std::string DimString(const Dim& d);
+// The start most rules share: output 0 has input 0's element type. Returns
+// false when the rule is done (that type is unknown, or input 0's rank is and
+// output 0 got the bare type); otherwise sets *elem and input 0's dims are known.
+bool StartShapedRule(InferContext& ctx, ElemType* elem);
 // Rank-only output: `rank` unknown dims (or unknown rank when rank < 0).
 void SetRankOnly(InferContext& ctx, size_t o, ElemType e, int64_t rank);
 // Length of a 1-D input whose shape is declared, -1 if unknown.

@@ -145,12 +145,8 @@ Status SpatialOut(InferContext& ctx, const std::vector<Dim>& in, const ConvAttrs
 }
 
 Status Conv(InferContext& ctx) {
-  ElemType e = ctx.InputElem(0);
-  if (e == ElemType::kUndefined) return Status::OK();
-  if (!ctx.HasShape(0)) {
-    ctx.SetTensor(0, e);
-    return Status::OK();
-  }
+  ElemType e;
+  if (!StartShapedRule(ctx, &e)) return Status::OK();
   const auto& x = ctx.Dims(0);
   if (x.size() < 3)
     return ctx.Fail(StrCat("input X must have rank >= 3 (N, C, spatial...), got input shapes ", ctx.InputShapes()));
@@ -278,12 +274,8 @@ Status Pool(InferContext& ctx) {
 }
 
 Status GlobalPool(InferContext& ctx) {
-  ElemType e = ctx.InputElem(0);
-  if (e == ElemType::kUndefined) return Status::OK();
-  if (!ctx.HasShape(0)) {
-    ctx.SetTensor(0, e);
-    return Status::OK();
-  }
+  ElemType e;
+  if (!StartShapedRule(ctx, &e)) return Status::OK();
   const auto& x = ctx.Dims(0);
   if (x.size() < 2)
     return ctx.Fail(StrCat("input X must have rank >= 2 (N, C, ...), got input shapes ", ctx.InputShapes()));

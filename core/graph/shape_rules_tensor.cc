@@ -209,12 +209,8 @@ Status Unsqueeze(InferContext& ctx) {
 // ---- Transpose / Flatten ---------------------------------------------------
 
 Status Transpose(InferContext& ctx) {
-  ElemType e = ctx.InputElem(0);
-  if (e == ElemType::kUndefined) return Status::OK();
-  if (!ctx.HasShape(0)) {
-    ctx.SetTensor(0, e);
-    return Status::OK();
-  }
+  ElemType e;
+  if (!StartShapedRule(ctx, &e)) return Status::OK();
   const auto& in = ctx.Dims(0);
   std::vector<int64_t> perm = ctx.node().AttrInts("perm");
   if (!ctx.node().Attr("perm"))
@@ -470,12 +466,8 @@ int64_t SliceLen(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t*
 }
 
 Status Slice(InferContext& ctx) {
-  ElemType e = ctx.InputElem(0);
-  if (e == ElemType::kUndefined) return Status::OK();
-  if (!ctx.HasShape(0)) {
-    ctx.SetTensor(0, e);
-    return Status::OK();
-  }
+  ElemType e;
+  if (!StartShapedRule(ctx, &e)) return Status::OK();
   const auto& in = ctx.Dims(0);
   int64_t r = static_cast<int64_t>(in.size());
   std::vector<int64_t> starts, ends, axes, steps;
@@ -580,12 +572,8 @@ Status Expand(InferContext& ctx) {
 }
 
 Status Tile(InferContext& ctx) {
-  ElemType e = ctx.InputElem(0);
-  if (e == ElemType::kUndefined) return Status::OK();
-  if (!ctx.HasShape(0)) {
-    ctx.SetTensor(0, e);
-    return Status::OK();
-  }
+  ElemType e;
+  if (!StartShapedRule(ctx, &e)) return Status::OK();
   const auto& in = ctx.Dims(0);
   const IntData* rep = ctx.Data(1);
   if (!rep) {
@@ -607,12 +595,8 @@ Status Tile(InferContext& ctx) {
 }
 
 Status Pad(InferContext& ctx) {
-  ElemType e = ctx.InputElem(0);
-  if (e == ElemType::kUndefined) return Status::OK();
-  if (!ctx.HasShape(0)) {
-    ctx.SetTensor(0, e);
-    return Status::OK();
-  }
+  ElemType e;
+  if (!StartShapedRule(ctx, &e)) return Status::OK();
   const auto& in = ctx.Dims(0);
   int64_t r = static_cast<int64_t>(in.size());
   std::vector<int64_t> pads, axes;

@@ -73,22 +73,15 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
     int s = static_cast<int>(plan->slot_names_.size());
     plan->slot_names_.push_back(name);
     plan->slot_of_[name] = s;
-    plan->is_constant_.push_back(false);
     return s;
   };
-  std::unordered_set<std::string> graph_inputs;
-  for (const auto& in : graph.inputs) {
-    slot(in.name);
-    graph_inputs.insert(in.name);
-  }
+  for (const auto& in : graph.inputs) slot(in.name);
   for (const auto& kv : graph.initializers) {
-    int s = slot(kv.first);
-    plan->constants_.emplace_back(s, kv.second);
-    // An initializer that is also a graph input can be overridden by a feed.
-    plan->is_constant_[s] = !graph_inputs.count(kv.first);
+    // Filled before each run only where no feed (of an overridable
+    // initializer) already took the slot.
+    plan->constants_.emplace_back(slot(kv.first), kv.second);
   }
 
-  std::vector<int> last_use;
   for (const Node& node : graph.nodes) {
     std::vector<TypeInfo> input_types;
     for (const auto& in : node.inputs) {
@@ -139,7 +132,7 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
   for (const Step& st : plan->steps_)
     for (int s : st.outputs)
       if (s >= 0) plan->is_node_output_[s] = true;
-  last_use.assign(n, -1);
+  std::vector<int> last_use(n, -1);
   for (size_t i = 0; i < plan->steps_.size(); ++i) {
     const Step& st = plan->steps_[i];
     for (int s : st.inputs)

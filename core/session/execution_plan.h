@@ -27,7 +27,6 @@ class ExecutionPlan {
     auto it = slot_of_.find(name);
     return it == slot_of_.end() ? -1 : it->second;
   }
-  bool IsConstantSlot(int slot) const { return is_constant_[slot]; }
   bool IsNodeOutput(int slot) const { return is_node_output_[slot]; }
 
   // Runs all nodes. `values` has one entry per slot; feeds are already placed.
@@ -53,7 +52,6 @@ class ExecutionPlan {
 
   std::vector<std::string> slot_names_;
   std::unordered_map<std::string, int> slot_of_;
-  std::vector<bool> is_constant_;
   std::vector<bool> is_node_output_;
   std::vector<std::pair<int, std::shared_ptr<Tensor>>> constants_;
   std::vector<Step> steps_;

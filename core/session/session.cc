@@ -79,9 +79,8 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
     if (g.IsInitializer(in.name)) overridable_.push_back(in);
     else inputs_.push_back(in);
   }
-  // IR < 4: every initializer must also be listed as an input, and is not
-  // meant to be overridden in practice; keep onnxruntime's reporting (all
-  // initializers that are inputs are overridable).
+  // As onnxruntime does, every initializer also listed as an input counts as
+  // overridable, IR < 4 models included (they list all initializers).
 
   bool has_cpu = false;
   for (const auto& req : options.providers) {
