@@ -45,6 +45,23 @@ def _to_int(value, what):
     return value
 
 
+def _c_backed_option(name, convert, c_setter, doc):
+    """A SessionOptions property: `convert(value, name)` checks the value, the
+    OnyxApi function `c_setter` stores it on the C handle (rejecting what the
+    engine cannot do), and the Python side keeps it for reading back."""
+    attr = "_" + name
+
+    def get(self):
+        return getattr(self, attr)
+
+    def set(self, value):
+        value = convert(value, name)
+        check(getattr(api, c_setter)(self._handle, int(value)))
+        setattr(self, attr, value)
+
+    return property(get, set, doc=doc)
+
+
 class _LogLevels:
     """log_severity_level / log_verbosity_level, shared by SessionOptions and
     RunOptions; each names the C setter for its own handle."""
@@ -117,49 +134,18 @@ class SessionOptions(_LogLevels):
         self.optimized_model_filepath = ""
         self.profile_file_prefix = "onnxruntime_profile_"
 
-    @property
-    def intra_op_num_threads(self):
-        """Threads used inside one operator (0 = one per core)."""
-        return self._intra_op_num_threads
-
-    @intra_op_num_threads.setter
-    def intra_op_num_threads(self, value):
-        value = _to_int(value, "intra_op_num_threads")
-        check(api.SessionOptionsSetIntraOpThreads(self._handle, value))
-        self._intra_op_num_threads = value
-
-    @property
-    def inter_op_num_threads(self):
-        """Threads across operators in parallel mode (0 = default)."""
-        return self._inter_op_num_threads
-
-    @inter_op_num_threads.setter
-    def inter_op_num_threads(self, value):
-        value = _to_int(value, "inter_op_num_threads")
-        check(api.SessionOptionsSetInterOpThreads(self._handle, value))
-        self._inter_op_num_threads = value
-
-    @property
-    def graph_optimization_level(self):
-        """A GraphOptimizationLevel (default ORT_ENABLE_ALL)."""
-        return self._graph_optimization_level
-
-    @graph_optimization_level.setter
-    def graph_optimization_level(self, value):
-        value = _to_enum(GraphOptimizationLevel, value, "graph_optimization_level")
-        check(api.SessionOptionsSetGraphOptimizationLevel(self._handle, int(value)))
-        self._graph_optimization_level = value
-
-    @property
-    def execution_mode(self):
-        """An ExecutionMode (default ORT_SEQUENTIAL)."""
-        return self._execution_mode
-
-    @execution_mode.setter
-    def execution_mode(self, value):
-        value = _to_enum(ExecutionMode, value, "execution_mode")
-        check(api.SessionOptionsSetExecutionMode(self._handle, int(value)))
-        self._execution_mode = value
+    intra_op_num_threads = _c_backed_option(
+        "intra_op_num_threads", _to_int, "SessionOptionsSetIntraOpThreads",
+        "Threads used inside one operator (0 = one per core).")
+    inter_op_num_threads = _c_backed_option(
+        "inter_op_num_threads", _to_int, "SessionOptionsSetInterOpThreads",
+        "Threads across operators in parallel mode (0 = default).")
+    graph_optimization_level = _c_backed_option(
+        "graph_optimization_level", lambda v, what: _to_enum(GraphOptimizationLevel, v, what),
+        "SessionOptionsSetGraphOptimizationLevel", "A GraphOptimizationLevel (default ORT_ENABLE_ALL).")
+    execution_mode = _c_backed_option(
+        "execution_mode", lambda v, what: _to_enum(ExecutionMode, v, what),
+        "SessionOptionsSetExecutionMode", "An ExecutionMode (default ORT_SEQUENTIAL).")
 
     @property
     def logid(self):
