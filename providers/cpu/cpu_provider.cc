@@ -17,6 +17,7 @@ class CpuProvider final : public ExecutionProvider {
       RegisterCpuNnKernels(*r);
       RegisterCpuTensorKernels(*r);
       RegisterCpuReductionKernels(*r);
+      RegisterCpuRandomKernels(*r);
       return r;
     }();
     return *registry;

@@ -13,5 +13,6 @@ void RegisterCpuMathKernels(KernelRegistry& r);
 void RegisterCpuNnKernels(KernelRegistry& r);
 void RegisterCpuTensorKernels(KernelRegistry& r);
 void RegisterCpuReductionKernels(KernelRegistry& r);
+void RegisterCpuRandomKernels(KernelRegistry& r);
 
 }  // namespace onyx
