@@ -40,6 +40,14 @@ void SetGlobalSeed(int64_t seed) {
   g.counter = 0;
 }
 
+void ResetGlobalSeed() {
+  GlobalSeed& g = Global();
+  std::lock_guard<std::mutex> lock(g.mu);
+  g.set = false;
+  g.seed = 0;
+  g.counter = 0;
+}
+
 int64_t NextKernelSeed() {
   GlobalSeed& g = Global();
   std::lock_guard<std::mutex> lock(g.mu);

@@ -18,6 +18,9 @@ namespace onyx {
 // whatever order they interleave.
 void SetGlobalSeed(int64_t seed);
 
+// Back to nondeterministic kernel seeds, as at process start (for tests).
+void ResetGlobalSeed();
+
 // The seed for a kernel without a `seed` attribute: derived from the global
 // seed and a counter (reset by SetGlobalSeed) when one was set, else a
 // nondeterministic one (std::random_device mixed with a counter). Thread-safe.

@@ -235,6 +235,7 @@ const RuleMap& Rules() {
     RegisterTensorRules(*m);
     RegisterReduceRules(*m);
     RegisterConstantRules(*m);
+    RegisterRandomRules(*m);
     return m;
   }();
   return *rules;

@@ -71,6 +71,7 @@ void RegisterNnRules(RuleMap& m);
 void RegisterTensorRules(RuleMap& m);
 void RegisterReduceRules(RuleMap& m);
 void RegisterConstantRules(RuleMap& m);
+void RegisterRandomRules(RuleMap& m);
 
 struct GraphState;  // defined in shape_inference.cc
 
