@@ -65,6 +65,7 @@ struct Attribute {
   std::vector<int64_t> ints;
   std::vector<std::string> strings;
   std::shared_ptr<Tensor> t;
+  std::vector<std::shared_ptr<Tensor>> tensors;
   std::shared_ptr<Graph> g;
   std::vector<std::shared_ptr<Graph>> graphs;
 };
@@ -128,5 +129,12 @@ struct Model {
 // Parses an ONNX ModelProto. `model_dir` resolves external data (never outside it).
 Status LoadModelFromBytes(const void* data, size_t size, const std::string& model_dir, Model* out);
 Status LoadModelFromFile(const std::string& path, Model* out);
+
+// Writes `model` as an ONNX ModelProto (model_saver.cc), everything the loader
+// reads included; initializers are written inline, external or not. Models
+// over protobuf's 2 GiB limit and the ".ort" format are NOT_IMPLEMENTED.
+// The file appears complete or not at all (written beside it, then renamed).
+Status SaveModel(const Model& model, const std::string& path);
+Status SaveModelToString(const Model& model, std::string* bytes);
 
 }  // namespace onyx

@@ -213,6 +213,10 @@ class Loader {
     out->ints.assign(ap.ints().begin(), ap.ints().end());
     out->strings.assign(ap.strings().begin(), ap.strings().end());
     if (ap.has_t()) ONYX_RETURN_IF_ERROR(ConvertTensor(*ap.mutable_t(), &out->t));
+    for (auto& t : *ap.mutable_tensors()) {
+      out->tensors.emplace_back();
+      ONYX_RETURN_IF_ERROR(ConvertTensor(t, &out->tensors.back()));
+    }
     if (ap.has_g()) {
       out->g = std::make_shared<Graph>();
       ONYX_RETURN_IF_ERROR(ConvertGraph(*ap.mutable_g(), owner, out->g.get()));
@@ -231,6 +235,8 @@ class Loader {
       else if (ap.floats_size()) out->type = Attribute::Type::kFloats;
       else if (ap.ints_size()) out->type = Attribute::Type::kInts;
       else if (ap.strings_size()) out->type = Attribute::Type::kStrings;
+      else if (ap.tensors_size()) out->type = Attribute::Type::kTensors;
+      else if (ap.graphs_size()) out->type = Attribute::Type::kGraphs;
     }
     return Status::OK();
   }

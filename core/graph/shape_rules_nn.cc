@@ -292,6 +292,8 @@ void RegisterNnRules(RuleMap& m) {
   m["MatMulInteger"] = MatMulInteger;
   m["Gemm"] = Gemm;
   m["Conv"] = Conv;
+  // onnxruntime's Conv + activation (+ sum): Conv's shapes.
+  m["com.microsoft:FusedConv"] = Conv;
   m["ConvTranspose"] = ConvTranspose;
   m["MaxPool"] = Pool;
   m["AveragePool"] = Pool;

@@ -1,8 +1,13 @@
-// conv_activation_fusion (extended): Conv -> Relu | Clip | LeakyRelu becomes
-// one Conv that applies the activation in its output epilogue. The Conv gets
-// two engine-internal attributes (not ONNX ones; see providers/cpu/nn/conv.cc):
-//   activation        string: "Relu", "Clip" or "LeakyRelu"
-//   activation_params floats: Clip {min, max}, LeakyRelu {alpha}, Relu {}
+// conv_activation_fusion (extended): Conv -> Relu | Clip | LeakyRelu | Sigmoid
+// | Tanh | HardSigmoid becomes one FusedConv, onnxruntime's contrib op
+// (domain com.microsoft, opset 1), which applies the activation in its output
+// epilogue (providers/cpu/nn/conv.cc). Conv's attributes stay and two are added:
+//   activation        string: the activation's op type
+//   activation_params floats: Clip {min, max}, LeakyRelu {alpha},
+//                     HardSigmoid {alpha, beta}; absent for the others
+// Using onnxruntime's op keeps a saved optimized model valid ONNX that
+// onnxruntime runs too. Its CPU kernel takes float only, so only float Convs
+// are fused.
 #include <limits>
 
 #include "core/optimizer/transformer_util.h"
@@ -10,6 +15,9 @@
 namespace onyx {
 namespace optimizer {
 namespace {
+
+constexpr const char* kFusedDomain = "com.microsoft";
+constexpr int kFusedOpset = 1;
 
 // Clip's bound from input `k` (opset 11+) or attribute (older); `dflt` when
 // absent. False when a bound is given but is not a load-time constant.
@@ -27,27 +35,34 @@ bool ClipBound(const Graph& graph, const Node& clip, size_t k, const char* attr,
   return true;
 }
 
+bool IsFloatTensor(const Graph& graph, const std::string& value) {
+  if (const Tensor* t = ConstantInitializer(graph, value)) return t->type() == ElemType::kFloat;
+  auto it = graph.value_types.find(value);
+  return it != graph.value_types.end() && it->second.kind == TypeInfo::Kind::kTensor &&
+         it->second.elem == ElemType::kFloat;
+}
+
 bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   Node& conv = graph.nodes[i];
-  if (!conv.domain.empty() || conv.op_type != "Conv" || conv.outputs.size() != 1) return false;
-  if (conv.Attr("activation") != nullptr) return false;
+  if (!conv.domain.empty() || conv.op_type != "Conv" || conv.outputs.size() != 1 || conv.inputs.empty()) return false;
+  if (!IsFloatTensor(graph, conv.inputs[0])) return false;
   const std::string& y = conv.outputs[0];
   if (!idx.HasSingleUse(y)) return false;
   const auto use = idx.Consumers(y)[0];
   const Node& act = graph.nodes[use.first];
   if (!act.domain.empty() || use.second != 0 || act.outputs.size() != 1 || act.outputs[0].empty()) return false;
-  // Only float/double convs exist, and these activations keep the type.
-  Attribute params;
-  params.type = Attribute::Type::kFloats;
-  if (act.op_type == "Relu") {
+  std::vector<float> params;
+  if (act.op_type == "Relu" || act.op_type == "Sigmoid" || act.op_type == "Tanh") {
   } else if (act.op_type == "LeakyRelu") {
-    params.floats = {act.AttrFloat("alpha", 0.01f)};
+    params = {act.AttrFloat("alpha", 0.01f)};
+  } else if (act.op_type == "HardSigmoid") {
+    params = {act.AttrFloat("alpha", 0.2f), act.AttrFloat("beta", 0.5f)};
   } else if (act.op_type == "Clip") {
     float lo = 0, hi = 0;
     if (!ClipBound(graph, act, 1, "min", std::numeric_limits<float>::lowest(), &lo) ||
         !ClipBound(graph, act, 2, "max", std::numeric_limits<float>::max(), &hi))
       return false;
-    params.floats = {lo, hi};
+    params = {lo, hi};
   } else {
     return false;
   }
@@ -55,7 +70,15 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   kind.type = Attribute::Type::kString;
   kind.s = act.op_type;
   conv.attrs["activation"] = std::move(kind);
-  conv.attrs["activation_params"] = std::move(params);
+  if (!params.empty()) {
+    Attribute p;
+    p.type = Attribute::Type::kFloats;
+    p.floats = std::move(params);
+    conv.attrs["activation_params"] = std::move(p);
+  }
+  conv.op_type = "FusedConv";
+  conv.domain = kFusedDomain;
+  conv.since_version = kFusedOpset;
   graph.value_types.erase(y);
   conv.outputs[0] = act.outputs[0];
   graph.nodes.erase(graph.nodes.begin() + use.first);

@@ -23,6 +23,8 @@ struct SessionOptions {
   std::string log_id;
   std::map<std::string, std::string> config;
   std::vector<ProviderRequest> providers;  // priority order; CPU is appended if absent
+  // When set, the graph as optimized is saved there as ONNX at session creation.
+  std::string optimized_model_filepath;
   bool enable_profiling = false;
   std::string profile_file_prefix = "onnxruntime_profile_";
 };

@@ -113,6 +113,9 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
     }
   }
   ONYX_RETURN_IF_ERROR(OptimizeGraph(*model_.graph, options.graph_optimization_level, disabled));
+  // What will run, before partitioning: onnxruntime's optimized_model_filepath.
+  if (!options.optimized_model_filepath.empty())
+    ONYX_RETURN_IF_ERROR(SaveModel(model_, options.optimized_model_filepath));
   std::vector<ExecutionProvider*> raw;
   for (auto& p : providers_) raw.push_back(p.get());
   ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(g, raw, &plan_));

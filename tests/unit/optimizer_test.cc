@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "core/graph/shape_inference.h"
@@ -186,8 +187,13 @@ TEST(Optimizer, ConvBnReluFusesIntoOneConv) {
   b.Output("Y");
   Graph g = Optimized(b, kOptimizeAll);
   ASSERT_EQ(g.nodes.size(), 1u);
-  EXPECT_EQ(g.nodes[0].op_type, "Conv");
+  // onnxruntime's contrib op, so a saved optimized model stays valid ONNX.
+  EXPECT_EQ(g.nodes[0].op_type, "FusedConv");
+  EXPECT_EQ(g.nodes[0].domain, "com.microsoft");
+  EXPECT_EQ(g.nodes[0].since_version, 1);
   EXPECT_EQ(g.nodes[0].AttrString("activation", ""), "Relu");
+  EXPECT_EQ(g.nodes[0].Attr("activation_params"), nullptr);
+  EXPECT_EQ(g.nodes[0].AttrInts("kernel_shape"), (std::vector<int64_t>{3, 3}));
   EXPECT_EQ(g.nodes[0].outputs[0], "Y");
   // Only the folded weight and bias are left.
   EXPECT_EQ(g.initializers.size(), 2u);
@@ -229,7 +235,8 @@ TEST(Optimizer, MobileNetBlockWithDepthwiseAndClip) {
       b.Output("Y");
       Graph g = Optimized(b, kOptimizeAll);
       EXPECT_EQ(g.nodes.size(), 3u) << "stride " << stride;
-      EXPECT_EQ(Count(g, "Conv"), 3);
+      EXPECT_EQ(Count(g, "FusedConv"), 2);
+      EXPECT_EQ(Count(g, "Conv"), 1);
       EXPECT_EQ(g.nodes.back().outputs[0], "Y");
       ExpectSameResults(b, {{"X", {2, 4, hw, hw}}});
     }
@@ -252,8 +259,71 @@ TEST(Optimizer, LeakyReluAndClipWithoutMaxFuse) {
   Graph g = Optimized(b, kOptimizeAll);
   EXPECT_EQ(g.nodes.size(), 2u);
   EXPECT_EQ(g.nodes[0].AttrString("activation", ""), "LeakyRelu");
+  ASSERT_NE(g.nodes[0].Attr("activation_params"), nullptr);
+  EXPECT_EQ(g.nodes[0].Attr("activation_params")->floats, (std::vector<float>{0.2f}));
   EXPECT_EQ(g.nodes[1].AttrString("activation", ""), "Clip");
+  ASSERT_NE(g.nodes[1].Attr("activation_params"), nullptr);
+  EXPECT_EQ(g.nodes[1].Attr("activation_params")->floats,
+            (std::vector<float>{-0.25f, std::numeric_limits<float>::max()}));
   ExpectSameResults(b, {{"X", {1, 2, 6, 6}}});
+}
+
+TEST(Optimizer, SigmoidTanhHardSigmoidFuseOnEveryConvPath) {
+  // One activation per Conv path: depthwise 3x3 (float fast path), depthwise
+  // 5x5 (generic), pointwise, and im2col.
+  for (const char* op : {"Sigmoid", "Tanh", "HardSigmoid"}) {
+    ModelBuilder b;
+    b.Input("X", {2, 4, 9, 9});
+    b.Init("Wd3", {4, 1, 3, 3});
+    auto* c = b.Node("Conv", {"X", "Wd3"}, {"d3"});
+    ModelBuilder::Int(c, "group", 4);
+    ModelBuilder::Ints(c, "pads", {1, 1, 1, 1});
+    b.Node(op, {"d3"}, {"a1"});
+    b.Init("Wd5", {4, 1, 5, 5});
+    b.Init("Bd5", {4});
+    c = b.Node("Conv", {"a1", "Wd5", "Bd5"}, {"d5"});
+    ModelBuilder::Int(c, "group", 4);
+    ModelBuilder::Ints(c, "pads", {2, 2, 2, 2});
+    auto* a = b.Node(op, {"d5"}, {"a2"});
+    if (std::string(op) == "HardSigmoid") ModelBuilder::Float(a, "alpha", 0.3f);
+    b.Init("Wp", {6, 4, 1, 1});
+    b.Node("Conv", {"a2", "Wp"}, {"p"});
+    b.Node(op, {"p"}, {"a3"});
+    b.Init("Wf", {3, 6, 3, 3}, 0.5f);
+    b.Init("Bf", {3});
+    c = b.Node("Conv", {"a3", "Wf", "Bf"}, {"f"});
+    ModelBuilder::Ints(c, "strides", {2, 2});
+    b.Node(op, {"f"}, {"Y"});
+    b.Output("Y");
+    Graph g = Optimized(b, kOptimizeAll);
+    ASSERT_EQ(g.nodes.size(), 4u) << op;
+    EXPECT_EQ(Count(g, "FusedConv"), 4) << op;
+    for (const Node& n : g.nodes) EXPECT_EQ(n.AttrString("activation", ""), op);
+    if (std::string(op) == "HardSigmoid") {
+      ASSERT_NE(g.nodes[1].Attr("activation_params"), nullptr);
+      EXPECT_EQ(g.nodes[1].Attr("activation_params")->floats, (std::vector<float>{0.3f, 0.5f}));
+    }
+    ExpectSameResults(b, {{"X", {2, 4, 9, 9}}});
+  }
+}
+
+TEST(Optimizer, DoubleConvIsNotFused) {
+  // onnxruntime's FusedConv kernel takes float only.
+  ModelBuilder b;
+  b.Input("X", {1, 2, 5, 5}, /*elem=*/11);
+  auto* w = b.Node("Constant", {}, {"W"});
+  auto* a = w->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(11);
+  for (int64_t d : {3, 2, 1, 1}) a->mutable_t()->add_dims(d);
+  for (int k = 0; k < 6; ++k) a->mutable_t()->add_double_data(0.25 * k - 0.5);
+  b.Node("Conv", {"X", "W"}, {"c"});
+  b.Node("Relu", {"c"}, {"Y"});
+  b.Output("Y", 11);
+  Graph g = Optimized(b, kOptimizeAll);
+  EXPECT_EQ(Count(g, "Conv"), 1);
+  EXPECT_EQ(Count(g, "FusedConv"), 0);
 }
 
 TEST(Optimizer, ConvWithTwoConsumersIsNotFused) {

@@ -4,13 +4,16 @@
 //  - 1x1, stride 1, no padding: the input already is the GEMM's right operand;
 //  - everything else: im2col, then one GEMM per (image, group).
 //
-// Engine-internal attributes, set only by the graph optimizer
-// (core/optimizer/conv_activation_fusion.cc), never read from ONNX files by
-// name collision because ONNX's Conv has no such attributes:
-//   activation        string: "Relu", "Clip" or "LeakyRelu"
-//   activation_params floats: Clip {min, max}; LeakyRelu {alpha}; Relu none
-// The activation is applied with the bias in each block's epilogue, while that
-// block of Y is still in cache, instead of as a separate pass over memory.
+// The same kernel runs onnxruntime's contrib op com.microsoft FusedConv (made
+// by core/optimizer/conv_activation_fusion.cc, or found in models onnxruntime
+// saved): Conv's attributes plus
+//   activation        string: Relu, Sigmoid, Tanh (no params), LeakyRelu {alpha},
+//                     Clip {min, max}, HardSigmoid {alpha, beta}
+//   activation_params floats: the params in that order
+// and an optional input Z (shaped like Y) added before the activation:
+// Y = activation(Conv(X, W, B) + Z). Without Z the activation is applied with
+// the bias in each block's epilogue, while that block of Y is still in cache,
+// instead of as a separate pass over memory. Plain Conv ignores both attributes.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/fast_math.h"
 #include "providers/cpu/cpu_provider.h"
 #include "providers/cpu/math/blas.h"
 
@@ -58,11 +62,12 @@ void ValidRange(int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* l
   *hi = std::max(*lo, std::min(out, CeilDiv(in - off, stride)));
 }
 
-// The fused activation as y = clamp(x, lo, hi) (Relu, Clip) or leaky.
+// The fused activation: clamp(x, lo, hi) (Relu, Clip), leaky (alpha),
+// sigmoid, tanh, or clamp(alpha * x + beta, 0, 1) (HardSigmoid).
 struct Activation {
-  enum class Kind { kNone, kClamp, kLeaky };
+  enum class Kind { kNone, kClamp, kLeaky, kSigmoid, kTanh, kHardSigmoid };
   Kind kind = Kind::kNone;
-  float lo = 0.f, hi = 0.f, alpha = 0.f;
+  float lo = 0.f, hi = 0.f, alpha = 0.f, beta = 0.f;
 };
 
 Status ParseActivation(const KernelInfo& info, Activation* out) {
@@ -70,15 +75,26 @@ Status ParseActivation(const KernelInfo& info, Activation* out) {
   if (a == nullptr) return Status::OK();
   const Attribute* p = info.Attr("activation_params");
   const std::vector<float> params = p ? p->floats : std::vector<float>{};
-  if (a->s == "Relu" && params.empty()) {
-    *out = {Activation::Kind::kClamp, 0.f, std::numeric_limits<float>::infinity(), 0.f};
-  } else if (a->s == "Clip" && params.size() == 2) {
-    *out = {Activation::Kind::kClamp, params[0], params[1], 0.f};
-  } else if (a->s == "LeakyRelu" && params.size() == 1) {
+  // onnxruntime reads no params for the parameterless kinds, so neither do we.
+  const std::string& kind = a->s;
+  if (kind == "Relu") {
+    *out = {Activation::Kind::kClamp, 0.f, std::numeric_limits<float>::infinity()};
+  } else if (kind == "Sigmoid") {
+    out->kind = Activation::Kind::kSigmoid;
+  } else if (kind == "Tanh") {
+    out->kind = Activation::Kind::kTanh;
+  } else if (kind == "Clip" && params.size() == 2) {
+    *out = {Activation::Kind::kClamp, params[0], params[1]};
+  } else if (kind == "LeakyRelu" && params.size() == 1) {
     *out = {Activation::Kind::kLeaky, 0.f, 0.f, params[0]};
+  } else if (kind == "HardSigmoid" && params.size() == 2) {
+    *out = {Activation::Kind::kHardSigmoid, 0.f, 0.f, params[0], params[1]};
+  } else if (kind == "Clip" || kind == "LeakyRelu" || kind == "HardSigmoid") {
+    return MakeError(ErrorCode::kInvalidGraph, info.node().Describe(), ": activation '", kind, "' needs ",
+                     kind == "LeakyRelu" ? 1 : 2, " activation_params, got ", params.size());
   } else {
-    return MakeError(ErrorCode::kInvalidGraph, "Conv: fused activation '", a->s, "' with ", params.size(),
-                     " parameters is not supported");
+    return MakeError(ErrorCode::kNotImplemented, info.node().Describe(), ": activation '", kind,
+                     "' is not supported (Relu, Sigmoid, Tanh, LeakyRelu, Clip, HardSigmoid are)");
   }
   return Status::OK();
 }
@@ -106,6 +122,37 @@ void Epilogue(T* y, int64_t n, T bias, const Activation& act) {
       for (int64_t i = 0; i < n; ++i) {
         const T v = y[i] + bias;
         y[i] = v < T(0) ? v * alpha : v;
+      }
+      break;
+    }
+    // The formulas of the standalone kernels (math/elementwise_unary.cc), so
+    // fusing changes results by no more than their own rounding.
+    case Activation::Kind::kSigmoid:
+      for (int64_t i = 0; i < n; ++i) {
+        const T v = y[i] + bias;
+        // Split by sign so exp never overflows.
+        if (v >= T(0)) {
+          y[i] = T(1) / (T(1) + fastmath::ExpOf(-v));
+        } else {
+          const T e = fastmath::ExpOf(v);
+          y[i] = e / (T(1) + e);
+        }
+      }
+      break;
+    case Activation::Kind::kTanh:
+      if (bias != T(0))
+        for (int64_t i = 0; i < n; ++i) y[i] += bias;
+      if constexpr (std::is_same<T, float>::value) {
+        fastmath::TanhArray(y, y, n);
+      } else {
+        for (int64_t i = 0; i < n; ++i) y[i] = fastmath::TanhOf(y[i]);
+      }
+      break;
+    case Activation::Kind::kHardSigmoid: {
+      const T alpha = static_cast<T>(act.alpha), beta = static_cast<T>(act.beta);
+      for (int64_t i = 0; i < n; ++i) {
+        const T r = alpha * (y[i] + bias) + beta;
+        y[i] = r < T(0) ? T(0) : (r > T(1) ? T(1) : r);
       }
       break;
     }
@@ -280,6 +327,7 @@ void Dw3x3Plane(const float* in, const float* w, float bias, const ConvGeom& g, 
     if (s == 1) Dw3x3RowS1(r0, r0 + PW, r0 + 2 * PW, w, bias, OW, orow);
     else Dw3x3RowS2(r0, r0 + PW, r0 + 2 * PW, w, bias, OW, orow);
     if (kind != 0) RowActivation(orow, OW, kind, act.lo, act.hi, act.alpha);
+    else if (act.kind != Activation::Kind::kNone) Epilogue<float>(orow, OW, 0.f, act);
   }
 }
 
@@ -302,6 +350,8 @@ class ConvKernel final : public OpKernel {
     for (int64_t v : pads_) ONYX_CHECK(v >= 0, ErrorCode::kInvalidGraph, "Conv: attribute pads has a negative value ", v);
     ONYX_CHECK(pads_.size() % 2 == 0, ErrorCode::kInvalidGraph, "Conv: attribute pads has ", pads_.size(),
                " values; it needs two per spatial dim");
+    if (info.node().op_type != "FusedConv") return Status::OK();
+    fused_ = true;
     return ParseActivation(info, &act_);
   }
 
@@ -331,12 +381,26 @@ class ConvKernel final : public OpKernel {
     ONYX_RETURN_IF_ERROR(Resolve(xd, wd, &g));
     Dims yd{N, M};
     yd.insert(yd.end(), g.out.begin(), g.out.end());
+    const Tensor* z = fused_ ? ctx.Input(3) : nullptr;
+    if (z != nullptr)
+      ONYX_CHECK_ARG(z->type() == x->type() && z->dims() == yd, "FusedConv: input Z ", ShapeToString(z->dims()),
+                     " must have the type of X and the shape of the output ", ShapeToString(yd));
     Tensor* y = ctx.Output(0, yd, x->type());
     if (y == nullptr || y->size() == 0) return Status::OK();
 
     return DispatchFloat(x->type(), "Conv", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
-      return Run<T>(ctx, *x, *w, bias, g, y);
+      if (z == nullptr) return Run<T>(ctx, *x, *w, bias, g, act_, y);
+      // The sum comes between the bias and the activation, so the epilogue
+      // stops at the bias and one more pass does the rest.
+      ONYX_RETURN_IF_ERROR(Run<T>(ctx, *x, *w, bias, g, Activation{}, y));
+      T* yv = y->data<T>();
+      const T* zv = z->data<T>();
+      ThreadPool::For(ctx.threads(), y->size(), 16384, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) yv[i] += zv[i];
+        Epilogue<T>(yv + begin, end - begin, T(0), act_);
+      });
+      return Status::OK();
     });
   }
 
@@ -400,7 +464,7 @@ class ConvKernel final : public OpKernel {
 
   template <typename T>
   Status Run(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* bias, const ConvGeom& g,
-             Tensor* y) const {
+             const Activation& act, Tensor* y) const {
     const int64_t N = x.dims()[0], C = x.dims()[1], M = w.dims()[0];
     const int64_t Cg = C / group_, Mg = M / group_;
     const T* xv = x.data<T>();
@@ -419,7 +483,7 @@ class ConvKernel final : public OpKernel {
             std::vector<float> scratch(Dw3x3ScratchSize(g));
             for (int64_t p = begin; p < end; ++p) {
               const int64_t n = p / M, m = p % M, c = m / Mg;
-              Dw3x3Plane(xv + (n * C + c) * g.in_size, wv + m * 9, bv ? bv[m] : 0.f, g, act_, scratch.data(),
+              Dw3x3Plane(xv + (n * C + c) * g.in_size, wv + m * 9, bv ? bv[m] : 0.f, g, act, scratch.data(),
                          yv + p * g.out_size);
             }
           });
@@ -429,7 +493,7 @@ class ConvKernel final : public OpKernel {
       ThreadPool::For(ctx.threads(), N * M, min_chunk, [&](int64_t begin, int64_t end) {
         for (int64_t p = begin; p < end; ++p) {
           const int64_t n = p / M, m = p % M, c = m / Mg;
-          DepthwisePlane<T>(xv + (n * C + c) * g.in_size, wv + m * g.kvol, bv ? bv[m] : T(0), g, lo, hi, act_,
+          DepthwisePlane<T>(xv + (n * C + c) * g.in_size, wv + m * g.kvol, bv ? bv[m] : T(0), g, lo, hi, act,
                             yv + p * g.out_size);
         }
       });
@@ -447,9 +511,9 @@ class ConvKernel final : public OpKernel {
     // follow in `epilogue`, over output rows [m_begin, m_end) of the block.
     auto block = [&](int64_t n, int64_t grp) { return yv + (n * M + grp * Mg) * OS; };
     auto epilogue = [&](int64_t n, int64_t grp, int64_t m_begin, int64_t m_end) {
-      if (bv == nullptr && act_.kind == Activation::Kind::kNone) return;
+      if (bv == nullptr && act.kind == Activation::Kind::kNone) return;
       T* yb = block(n, grp);
-      for (int64_t m = m_begin; m < m_end; ++m) Epilogue<T>(yb + m * OS, OS, bv ? bv[grp * Mg + m] : T(0), act_);
+      for (int64_t m = m_begin; m < m_end; ++m) Epilogue<T>(yb + m * OS, OS, bv ? bv[grp * Mg + m] : T(0), act);
     };
     auto gemm = [&](int64_t n, int64_t grp, const T* cols) {
       BlasGemm<T>(false, false, Mg, OS, Kc, T(1), wv + grp * Mg * Kc, Kc, cols, OS, T(0), block(n, grp), OS);
@@ -502,6 +566,7 @@ class ConvKernel final : public OpKernel {
   AutoPad auto_pad_ = AutoPad::kNotSet;
   int64_t group_ = 1;
   std::vector<int64_t> kernel_shape_, strides_, dilations_, pads_;
+  bool fused_ = false;  // com.microsoft FusedConv: activation and input Z
   Activation act_;
 };
 
@@ -513,7 +578,11 @@ void RegisterConv(KernelRegistry& r) {
   def.since_version = 1;
   def.types = FloatTypes();
   def.create = MakeKernel<ConvKernel>();
+  KernelDef fused = def;
+  fused.op_type = "FusedConv";
+  fused.domain = "com.microsoft";
   r.Register(std::move(def));
+  r.Register(std::move(fused));
 }
 
 }  // namespace onyx

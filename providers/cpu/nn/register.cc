@@ -2,7 +2,7 @@
 
 namespace onyx {
 
-void RegisterConv(KernelRegistry& r);           // conv.cc
+void RegisterConv(KernelRegistry& r);           // conv.cc (Conv, com.microsoft FusedConv)
 void RegisterPool(KernelRegistry& r);           // pool.cc
 void RegisterBatchNorm(KernelRegistry& r);      // batch_norm.cc
 void RegisterLayerNorm(KernelRegistry& r);      // layer_norm.cc
