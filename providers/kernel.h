@@ -11,6 +11,7 @@
 #include "core/framework/status.h"
 #include "core/framework/tensor.h"
 #include "core/framework/thread_pool.h"
+#include "core/framework/value.h"
 #include "core/graph/graph.h"
 
 namespace onyx {
@@ -58,6 +59,19 @@ class KernelContext {
   virtual Tensor* Output(int i, const Dims& dims, ElemType type) = 0;
   virtual ThreadPool* threads() const = 0;
   virtual bool terminate_requested() const = 0;
+
+  // Non-tensor values (sequences, maps, optionals), for the kernels that take
+  // or make them. Contexts that hold tensors only (constant folding, tests)
+  // keep these defaults: no such inputs, and such outputs are refused.
+  virtual const Value* InputValue(int i) const {
+    (void)i;
+    return nullptr;
+  }
+  virtual Status SetOutputValue(int i, Value v) {
+    (void)i;
+    (void)v;
+    return MakeError(ErrorCode::kNotImplemented, "this context holds tensor values only");
+  }
 
   // Input `i`, or an INVALID_ARGUMENT error naming it when it is missing.
   Status RequiredInput(int i, const Tensor** out) const {

@@ -55,7 +55,8 @@ OnyxStatus* SessionOptionsSetExecutionMode(OnyxSessionOptions* options, OnyxExec
 OnyxStatus* SessionOptionsSetLogSeverity(OnyxSessionOptions* options, int severity) {
   API_BEGIN
   API_CHECK_NOT_NULL(options);
-  if (severity < 0 || severity > 4) return NewStatus(ONYX_INVALID_ARGUMENT, "log severity must be 0..4, got " + std::to_string(severity));
+  if (severity < -1 || severity > 4)
+    return NewStatus(ONYX_INVALID_ARGUMENT, "log severity must be 0..4 (or -1 for the default), got " + std::to_string(severity));
   options->options.log_severity = severity;
   API_END
 }
@@ -148,7 +149,8 @@ OnyxStatus* RunOptionsGetTag(const OnyxRunOptions* options, const char** out) {
 OnyxStatus* RunOptionsSetLogSeverity(OnyxRunOptions* options, int severity) {
   API_BEGIN
   API_CHECK_NOT_NULL(options);
-  if (severity < 0 || severity > 4) return NewStatus(ONYX_INVALID_ARGUMENT, "log severity must be 0..4, got " + std::to_string(severity));
+  if (severity < -1 || severity > 4)
+    return NewStatus(ONYX_INVALID_ARGUMENT, "log severity must be 0..4 (or -1 for the default), got " + std::to_string(severity));
   options->options.log_severity = severity;
   API_END
 }
@@ -163,6 +165,82 @@ OnyxStatus* RunOptionsGetTerminate(const OnyxRunOptions* options, int* out) {
   API_CHECK_NOT_NULL(options);
   API_CHECK_NOT_NULL(out);
   *out = options->options.terminate.load() ? 1 : 0;
+  API_END
+}
+
+OnyxStatus* SessionOptionsSetOptimizedModelFilePath(OnyxSessionOptions* options, const char* path) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  API_CHECK_NOT_NULL(path);
+  options->options.optimized_model_filepath = path;
+  API_END
+}
+
+template <std::map<std::string, int64_t> SessionOptions::*Overrides>
+OnyxStatus* AddFreeDimensionOverride(OnyxSessionOptions* options, const char* key, int64_t value) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  API_CHECK_NOT_NULL(key);
+  if (*key == '\0') return NewStatus(ONYX_INVALID_ARGUMENT, "free dimension override: the dimension name is empty");
+  if (value < 0)
+    return NewStatus(ONYX_INVALID_ARGUMENT,
+                     StrCat("free dimension override '", key, "': the value must be >= 0, got ", value));
+  (options->options.*Overrides)[key] = value;
+  API_END
+}
+
+OnyxStatus* SessionOptionsAddInitializer(OnyxSessionOptions* options, const char* name, const OnyxValue* value) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  API_CHECK_NOT_NULL(name);
+  API_CHECK_NOT_NULL(value);
+  if (!value->value.IsTensor())
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("add_initializer: the value for '", name, "' is not a tensor"));
+  if (value->value.tensor().location().device != DeviceType::kCpu)
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("add_initializer: '", name, "' must be in CPU memory"));
+  auto& list = options->options.initializers;
+  for (auto& kv : list) {
+    if (kv.first == name) {
+      kv.second = value->value.tensor_ptr();
+      return nullptr;
+    }
+  }
+  list.emplace_back(name, value->value.tensor_ptr());
+  API_END
+}
+
+template <bool SessionOptions::*Flag>
+OnyxStatus* SetFlag(OnyxSessionOptions* options, int enable) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  options->options.*Flag = enable != 0;
+  API_END
+}
+
+OnyxStatus* SessionOptionsSetExecutionOrder(OnyxSessionOptions* options, OnyxExecutionOrder order) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  if (order < ONYX_EXECUTION_ORDER_DEFAULT || order > ONYX_EXECUTION_ORDER_MEMORY_EFFICIENT)
+    return NewStatus(ONYX_INVALID_ARGUMENT,
+                     StrCat("execution order must be 0 (default), 1 (priority-based) or 2 (memory-efficient), got ",
+                            static_cast<int>(order)));
+  options->options.execution_order = order;
+  API_END
+}
+
+OnyxStatus* SessionOptionsSetLogVerbosity(OnyxSessionOptions* options, int level) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  if (level < 0) return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("log verbosity must be >= 0, got ", level));
+  options->options.log_verbosity = level;
+  API_END
+}
+
+OnyxStatus* RunOptionsSetLogVerbosity(OnyxRunOptions* options, int level) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  if (level < 0) return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("log verbosity must be >= 0, got ", level));
+  options->options.log_verbosity = level;
   API_END
 }
 
@@ -190,6 +268,17 @@ void FillOptionsApi(OnyxApi& a) {
   a.RunOptionsSetLogSeverity = RunOptionsSetLogSeverity;
   a.RunOptionsSetTerminate = RunOptionsSetTerminate;
   a.RunOptionsGetTerminate = RunOptionsGetTerminate;
+  a.SessionOptionsSetOptimizedModelFilePath = SessionOptionsSetOptimizedModelFilePath;
+  a.SessionOptionsAddFreeDimensionOverride = AddFreeDimensionOverride<&SessionOptions::free_dim_overrides_by_denotation>;
+  a.SessionOptionsAddFreeDimensionOverrideByName = AddFreeDimensionOverride<&SessionOptions::free_dim_overrides_by_name>;
+  a.SessionOptionsAddInitializer = SessionOptionsAddInitializer;
+  a.SessionOptionsSetMemPattern = SetFlag<&SessionOptions::enable_mem_pattern>;
+  a.SessionOptionsSetMemReuse = SetFlag<&SessionOptions::enable_mem_reuse>;
+  a.SessionOptionsSetCpuMemArena = SetFlag<&SessionOptions::enable_cpu_mem_arena>;
+  a.SessionOptionsSetDeterministicCompute = SetFlag<&SessionOptions::use_deterministic_compute>;
+  a.SessionOptionsSetExecutionOrder = SessionOptionsSetExecutionOrder;
+  a.SessionOptionsSetLogVerbosity = SessionOptionsSetLogVerbosity;
+  a.RunOptionsSetLogVerbosity = RunOptionsSetLogVerbosity;
 }
 
 }  // namespace capi

@@ -5,9 +5,13 @@ namespace onyx {
 namespace capi {
 namespace {
 
-const SessionOptions& OptionsOrDefault(const OnyxSessionOptions* options) {
-  static const SessionOptions kDefaults;
-  return options ? options->options : kDefaults;
+// The engine's options for a session made from `env`: the env's shared
+// allocator joins them when the options ask for it, as in onnxruntime.
+SessionOptions EffectiveOptions(const OnyxEnv* env, const OnyxSessionOptions* options) {
+  SessionOptions o = options ? options->options : SessionOptions();
+  auto it = o.config.find("session.use_env_allocators");
+  if (it != o.config.end() && it->second == "1" && env->cpu_allocator) o.cpu_allocator = env->cpu_allocator;
+  return o;
 }
 
 OnyxStatus* SessionCreate(const OnyxEnv* env, const char* path, const OnyxSessionOptions* options, OnyxSession** out) {
@@ -16,7 +20,9 @@ OnyxStatus* SessionCreate(const OnyxEnv* env, const char* path, const OnyxSessio
   API_CHECK_NOT_NULL(path);
   API_CHECK_NOT_NULL(out);
   auto s = std::make_unique<OnyxSession>();
-  API_RETURN_IF_ERROR(Session::Create(OptionsOrDefault(options), path, &s->session));
+  std::unique_ptr<Session> session;
+  API_RETURN_IF_ERROR(Session::Create(EffectiveOptions(env, options), path, &session));
+  s->session = std::move(session);
   *out = s.release();
   API_END
 }
@@ -28,7 +34,9 @@ OnyxStatus* SessionCreateFromBytes(const OnyxEnv* env, const void* data, size_t 
   API_CHECK_NOT_NULL(data);
   API_CHECK_NOT_NULL(out);
   auto s = std::make_unique<OnyxSession>();
-  API_RETURN_IF_ERROR(Session::CreateFromBytes(OptionsOrDefault(options), data, length, &s->session));
+  std::unique_ptr<Session> session;
+  API_RETURN_IF_ERROR(Session::CreateFromBytes(EffectiveOptions(env, options), data, length, &session));
+  s->session = std::move(session);
   *out = s.release();
   API_END
 }

@@ -1,5 +1,6 @@
 #include "capi/src/api_table.h"
 #include "capi/src/handles.h"
+#include "core/framework/logging.h"
 
 namespace onyx {
 namespace capi {
@@ -42,6 +43,8 @@ OnyxStatus* EnvCreate(OnyxLoggingLevel severity, const char* log_id, OnyxEnv** o
   auto env = std::make_unique<OnyxEnv>();
   env->severity = severity;
   env->log_id = log_id ? log_id : "";
+  // Like onnxruntime's environment, it sets the process's default logger.
+  SetDefaultLogSeverity(severity);
   *out = env.release();
   API_END
 }

@@ -14,6 +14,8 @@ const OnyxApi* BuildApi() {
     onyx::capi::FillSessionApi(a);
     onyx::capi::FillValueApi(a);
     onyx::capi::FillInfoApi(a);
+    onyx::capi::FillBindingApi(a);
+    onyx::capi::FillEnvApi(a);
     return a;
   }();
   return &api;

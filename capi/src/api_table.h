@@ -11,6 +11,8 @@ void FillOptionsApi(OnyxApi& api);
 void FillSessionApi(OnyxApi& api);
 void FillValueApi(OnyxApi& api);
 void FillInfoApi(OnyxApi& api);
+void FillBindingApi(OnyxApi& api);
+void FillEnvApi(OnyxApi& api);
 
 }  // namespace capi
 }  // namespace onyx

@@ -253,6 +253,124 @@ OnyxStatus* StringTensorGetElement(const OnyxValue* value, size_t index, const c
   API_END
 }
 
+// The type a value has (for ValueGetTypeInfo): tensors with their shape;
+// a sequence's element type from its first element.
+TypeInfo TypeOfValue(const Value& v) {
+  TypeInfo t;
+  switch (v.kind()) {
+    case Value::Kind::kTensor: {
+      std::vector<Dim> dims;
+      for (int64_t d : v.tensor().dims()) dims.push_back(Dim::Of(d));
+      return TypeInfo::Tensor(v.tensor().type(), std::move(dims));
+    }
+    case Value::Kind::kSequence:
+      t.kind = TypeInfo::Kind::kSequence;
+      t.inner = std::make_shared<TypeInfo>(v.items().empty() ? TypeInfo() : TypeOfValue(v.items()[0]));
+      if (t.inner->kind == TypeInfo::Kind::kTensor) {
+        t.inner->has_shape = false;
+        t.inner->dims.clear();
+      }
+      return t;
+    case Value::Kind::kMap:
+      t.kind = TypeInfo::Kind::kMap;
+      t.map_key = v.items()[0].tensor().type();
+      t.inner = std::make_shared<TypeInfo>(TypeInfo::Tensor(v.items()[1].tensor().type()));
+      return t;
+    case Value::Kind::kOptional:
+      t.kind = TypeInfo::Kind::kOptional;
+      t.inner = std::make_shared<TypeInfo>(v.items().empty() ? TypeInfo() : TypeOfValue(v.items()[0]));
+      return t;
+    default:
+      return t;
+  }
+}
+
+OnyxStatus* ValueGetTypeInfo(const OnyxValue* value, OnyxTypeInfo** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(value);
+  API_CHECK_NOT_NULL(out);
+  *out = NewTypeInfo(TypeOfValue(value->value));
+  API_END
+}
+
+Status RequireContainer(const OnyxValue* value, const char* fn) {
+  const Value::Kind k = value->value.kind();
+  ONYX_CHECK_ARG(k == Value::Kind::kSequence || k == Value::Kind::kMap || k == Value::Kind::kOptional, fn,
+                 ": the value is not a sequence, map or optional");
+  return Status::OK();
+}
+
+OnyxStatus* ValueGetElementCount(const OnyxValue* value, size_t* out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(value);
+  API_CHECK_NOT_NULL(out);
+  API_RETURN_IF_ERROR(RequireContainer(value, "ValueGetElementCount"));
+  *out = value->value.items().size();
+  API_END
+}
+
+OnyxStatus* ValueGetElement(const OnyxValue* value, size_t index, OnyxValue** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(value);
+  API_CHECK_NOT_NULL(out);
+  API_RETURN_IF_ERROR(RequireContainer(value, "ValueGetElement"));
+  const auto& items = value->value.items();
+  if (index >= items.size())
+    return NewStatus(ONYX_INVALID_ARGUMENT,
+                     StrCat("ValueGetElement: index ", index, " is out of range (", items.size(), " elements)"));
+  *out = new OnyxValue{items[index]};
+  API_END
+}
+
+OnyxStatus* ValueCreateSequence(const OnyxValue* const* items, size_t count, OnyxValue** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(out);
+  if (count > 0) API_CHECK_NOT_NULL(items);
+  std::vector<Value> values;
+  for (size_t i = 0; i < count; ++i) {
+    if (!items[i]) return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("ValueCreateSequence: items[", i, "] is NULL"));
+    const Value& v = items[i]->value;
+    if (!v.IsTensor() && v.kind() != Value::Kind::kMap)
+      return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("ValueCreateSequence: items[", i, "] is not a tensor or a map"));
+    if (i > 0) {
+      const Value& first = values[0];
+      if (v.kind() != first.kind() || (v.IsTensor() && v.tensor().type() != first.tensor().type()))
+        return NewStatus(ONYX_INVALID_ARGUMENT,
+                         StrCat("ValueCreateSequence: items[", i, "] differs in type from items[0]; a sequence "
+                                "holds values of one type"));
+    }
+    values.push_back(v);
+  }
+  *out = new OnyxValue{Value::Sequence(std::move(values))};
+  API_END
+}
+
+OnyxStatus* ValueCreateMap(const OnyxValue* keys, const OnyxValue* values, OnyxValue** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(keys);
+  API_CHECK_NOT_NULL(values);
+  API_CHECK_NOT_NULL(out);
+  if (!keys->value.IsTensor() || !values->value.IsTensor())
+    return NewStatus(ONYX_INVALID_ARGUMENT, "ValueCreateMap: keys and values must be tensors");
+  const Tensor& k = keys->value.tensor();
+  const Tensor& v = values->value.tensor();
+  if (k.rank() != 1 || v.rank() != 1 || k.size() != v.size())
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("ValueCreateMap: keys ", ShapeToString(k.dims()), " and values ",
+                                                   ShapeToString(v.dims()), " must be 1-D of one length"));
+  if (k.type() != ElemType::kInt64 && k.type() != ElemType::kString)
+    return NewStatus(ONYX_INVALID_ARGUMENT,
+                     StrCat("ValueCreateMap: keys must be int64 or string, got ", ElemTypeName(k.type())));
+  *out = new OnyxValue{Value::Map(keys->value.tensor_ptr(), values->value.tensor_ptr())};
+  API_END
+}
+
+OnyxStatus* ValueCreateOptional(const OnyxValue* inner, OnyxValue** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(out);
+  *out = new OnyxValue{Value::Optional(inner ? inner->value : Value())};
+  API_END
+}
+
 }  // namespace
 
 void FillValueApi(OnyxApi& a) {
@@ -277,6 +395,12 @@ void FillValueApi(OnyxApi& a) {
   a.ValueGetTensorMemoryInfo = ValueGetTensorMemoryInfo;
   a.StringTensorFill = StringTensorFill;
   a.StringTensorGetElement = StringTensorGetElement;
+  a.ValueGetTypeInfo = ValueGetTypeInfo;
+  a.ValueGetElementCount = ValueGetElementCount;
+  a.ValueGetElement = ValueGetElement;
+  a.ValueCreateSequence = ValueCreateSequence;
+  a.ValueCreateMap = ValueCreateMap;
+  a.ValueCreateOptional = ValueCreateOptional;
 }
 
 }  // namespace capi

@@ -20,6 +20,9 @@ struct OnyxStatus {
 struct OnyxEnv {
   int severity = 2;
   std::string log_id;
+  // Registered with EnvCreateAndRegisterAllocator; shared by sessions that
+  // opt in with "session.use_env_allocators" = "1".
+  std::shared_ptr<onyx::Allocator> cpu_allocator;
 };
 
 struct OnyxSessionOptions {
@@ -27,7 +30,8 @@ struct OnyxSessionOptions {
 };
 
 struct OnyxSession {
-  std::unique_ptr<onyx::Session> session;
+  // Shared with the IO bindings made from it, which may outlive the handle.
+  std::shared_ptr<onyx::Session> session;
   std::string last_profile_path;
 };
 
@@ -37,6 +41,27 @@ struct OnyxRunOptions {
 
 struct OnyxValue {
   onyx::Value value;
+};
+
+struct OnyxIoBinding {
+  std::shared_ptr<onyx::Session> session;
+  std::vector<std::string> input_names;
+  std::vector<onyx::Value> inputs;
+  std::vector<std::string> output_names;
+  // Per bound output: the caller's tensor, or null to allocate at each run.
+  std::vector<std::shared_ptr<onyx::Tensor>> output_buffers;
+  // What the last successful run produced, one per bound output (or per
+  // model output when none was bound).
+  std::vector<std::string> result_names;
+  std::vector<onyx::Value> results;
+  bool has_run = false;
+};
+
+struct OnyxArenaCfg {
+  size_t max_mem = 0;
+  int arena_extend_strategy = -1;
+  int initial_chunk_size_bytes = -1;
+  int max_dead_bytes_per_chunk = -1;
 };
 
 struct OnyxMemoryInfo {

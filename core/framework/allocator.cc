@@ -37,12 +37,13 @@ uint32_t ClassOf(size_t bytes) {
 
 struct Header {
   uint32_t size_class;
+  size_t block_bytes;  // what the block counts against the limit (header included)
 };
 
 }  // namespace
 
-CpuAllocator::CpuAllocator(size_t min_cached_bytes, size_t max_cached_total)
-    : min_cached_(min_cached_bytes), max_cached_total_(max_cached_total) {}
+CpuAllocator::CpuAllocator(size_t min_cached_bytes, size_t max_cached_total, size_t max_total_bytes)
+    : min_cached_(min_cached_bytes), max_cached_total_(max_cached_total), max_total_(max_total_bytes) {}
 
 CpuAllocator::~CpuAllocator() { Trim(); }
 
@@ -50,20 +51,36 @@ void* CpuAllocator::Alloc(size_t bytes) {
   if (bytes == 0) return nullptr;
   const bool cacheable = bytes >= min_cached_ && bytes <= kMaxCachedBlock;
   const uint32_t c = cacheable ? ClassOf(bytes) : kUncached;
-  if (cacheable) {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(c);
-    if (it != cache_.end() && !it->second.empty()) {
-      void* block = it->second.back();
-      it->second.pop_back();
-      cached_total_ -= ClassBytes(c) + kHeader;
-      return static_cast<char*>(block) + kHeader;
-    }
-  }
   const size_t payload = cacheable ? ClassBytes(c) : (bytes + kAlign - 1) / kAlign * kAlign;
-  void* block = std::aligned_alloc(kAlign, payload + kHeader);
-  if (!block) ONYX_THROW(ErrorCode::kFail, "CPU allocator: out of memory allocating ", bytes, " bytes");
-  Header h{c};
+  const size_t block_bytes = payload + kHeader;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cacheable) {
+      auto it = cache_.find(c);
+      if (it != cache_.end() && !it->second.empty()) {
+        void* block = it->second.back();
+        it->second.pop_back();
+        cached_total_ -= block_bytes;
+        in_use_ += block_bytes;
+        return static_cast<char*>(block) + kHeader;
+      }
+    }
+    if (max_total_ != 0 && in_use_ + cached_total_ + block_bytes > max_total_) {
+      // Idle cached blocks give way before the limit is declared reached.
+      TrimLocked();
+      if (in_use_ + block_bytes > max_total_)
+        ONYX_THROW(ErrorCode::kFail, "CPU allocator: cannot allocate ", bytes, " bytes: the allocator's limit (max_mem) of ",
+                   max_total_, " bytes would be exceeded (", in_use_, " bytes in use)");
+    }
+    in_use_ += block_bytes;
+  }
+  void* block = std::aligned_alloc(kAlign, block_bytes);
+  if (!block) {
+    std::lock_guard<std::mutex> lock(mu_);
+    in_use_ -= block_bytes;
+    ONYX_THROW(ErrorCode::kFail, "CPU allocator: out of memory allocating ", bytes, " bytes");
+  }
+  Header h{c, block_bytes};
   std::memcpy(block, &h, sizeof(h));
   return static_cast<char*>(block) + kHeader;
 }
@@ -73,12 +90,12 @@ void CpuAllocator::Free(void* p) {
   void* block = static_cast<char*>(p) - kHeader;
   Header h;
   std::memcpy(&h, block, sizeof(h));
-  if (h.size_class != kUncached) {
-    const size_t total = ClassBytes(h.size_class) + kHeader;
+  {
     std::lock_guard<std::mutex> lock(mu_);
-    if (cached_total_ + total <= max_cached_total_) {
+    in_use_ -= h.block_bytes;
+    if (h.size_class != kUncached && cached_total_ + h.block_bytes <= max_cached_total_) {
       cache_[h.size_class].push_back(block);
-      cached_total_ += total;
+      cached_total_ += h.block_bytes;
       return;
     }
   }
@@ -87,6 +104,10 @@ void CpuAllocator::Free(void* p) {
 
 void CpuAllocator::Trim() {
   std::lock_guard<std::mutex> lock(mu_);
+  TrimLocked();
+}
+
+void CpuAllocator::TrimLocked() {
   for (auto& kv : cache_)
     for (void* block : kv.second) std::free(block);
   cache_.clear();
@@ -98,8 +119,19 @@ size_t CpuAllocator::CachedBytes() const {
   return cached_total_;
 }
 
+size_t CpuAllocator::InUseBytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return in_use_;
+}
+
 Allocator* GetCpuAllocator() {
   static CpuAllocator* alloc = new CpuAllocator();
+  return alloc;
+}
+
+Allocator* GetUncachedCpuAllocator() {
+  // min_cached_bytes beyond any block: nothing is ever kept for reuse.
+  static CpuAllocator* alloc = new CpuAllocator(SIZE_MAX, 0);
   return alloc;
 }
 

@@ -44,10 +44,13 @@ class Allocator {
 // (and the kernel re-zeroed) all of its large intermediates, which cost as much
 // system time as the kernels' own work. Runs of one model request the same
 // sizes each time, so the cache settles at about the run's peak working set;
-// `max_cached_total` bounds what is kept idle beyond that.
+// `max_cached_total` bounds what is kept idle beyond that. `max_total_bytes`
+// (0 = none) caps everything the allocator holds, in use and idle: beyond it
+// Alloc trims the cache, then fails (an arena's max_mem).
 class CpuAllocator final : public Allocator {
  public:
-  explicit CpuAllocator(size_t min_cached_bytes = size_t{64} << 10, size_t max_cached_total = size_t{256} << 20);
+  explicit CpuAllocator(size_t min_cached_bytes = size_t{64} << 10, size_t max_cached_total = size_t{256} << 20,
+                        size_t max_total_bytes = 0);
   ~CpuAllocator() override;
   void* Alloc(size_t bytes) override;
   void Free(void* p) override;
@@ -57,8 +60,11 @@ class CpuAllocator final : public Allocator {
   void Trim() override;
   // Bytes held idle in the cache (headers included).
   size_t CachedBytes() const;
+  // Bytes handed out and not yet freed (headers and rounding included).
+  size_t InUseBytes() const;
 
  private:
+  void TrimLocked();
   // Larger blocks are rare and would pin too much memory while idle.
   static constexpr size_t kMaxCachedBlock = size_t{64} << 20;
   MemoryInfo info_;
@@ -67,9 +73,14 @@ class CpuAllocator final : public Allocator {
   mutable std::mutex mu_;
   std::unordered_map<uint32_t, std::vector<void*>> cache_;
   size_t cached_total_ = 0;
+  size_t max_total_;
+  size_t in_use_ = 0;
 };
 
 // The process-wide CPU allocator (never destroyed, so buffers may outlive sessions).
 Allocator* GetCpuAllocator();
+// The same without a cache: every buffer goes back to the system when freed
+// (sessions with enable_cpu_mem_arena off).
+Allocator* GetUncachedCpuAllocator();
 
 }  // namespace onyx

@@ -1,5 +1,6 @@
-// A runtime value: a tensor today; sequence, map, optional and sparse tensor
-// have their slot in Kind so the C ABI and bindings need not change shape.
+// A runtime value: a tensor, a sequence of values, a map (a keys tensor and a
+// values tensor of one length, as onnxruntime's C API presents maps) or an
+// optional (empty or holding one value). Copies share the underlying data.
 #pragma once
 
 #include <memory>
@@ -24,6 +25,26 @@ class Value {
     return v;
   }
 
+  // Keys and values: 1-D tensors of the same length.
+  static Value Map(std::shared_ptr<Tensor> keys, std::shared_ptr<Tensor> values) {
+    Value v;
+    v.kind_ = Kind::kMap;
+    std::vector<Value> kv;
+    kv.emplace_back(std::move(keys));
+    kv.emplace_back(std::move(values));
+    v.items_ = std::make_shared<std::vector<Value>>(std::move(kv));
+    return v;
+  }
+  // An optional holding `inner`, or empty when `inner` has no value.
+  static Value Optional(Value inner) {
+    Value v;
+    v.kind_ = Kind::kOptional;
+    std::vector<Value> items;
+    if (inner.HasValue()) items.push_back(std::move(inner));
+    v.items_ = std::make_shared<std::vector<Value>>(std::move(items));
+    return v;
+  }
+
   Kind kind() const { return kind_; }
   bool IsTensor() const { return kind_ == Kind::kTensor; }
   bool HasValue() const { return kind_ != Kind::kNone; }
@@ -31,7 +52,9 @@ class Value {
   Tensor& tensor() { return *tensor_; }
   const Tensor& tensor() const { return *tensor_; }
   const std::shared_ptr<Tensor>& tensor_ptr() const { return tensor_; }
+  // Sequence elements; for a map {keys, values}; for an optional zero or one item.
   const std::vector<Value>& items() const { return *items_; }
+  bool IsSequence() const { return kind_ == Kind::kSequence; }
 
  private:
   Kind kind_ = Kind::kNone;

@@ -8,34 +8,178 @@ namespace {
 
 class RunContext final : public KernelContext {
  public:
-  RunContext(std::vector<std::shared_ptr<Tensor>>& values, const std::vector<int>& inputs,
-             const std::vector<int>& outputs, Allocator* alloc, ThreadPool* threads, const RunOptions* ro)
-      : values_(values), inputs_(inputs), outputs_(outputs), alloc_(alloc), threads_(threads), run_options_(ro) {}
+  RunContext(std::vector<Value>& values, const std::vector<int>& inputs, const std::vector<int>& outputs,
+             const std::vector<std::shared_ptr<Tensor>>* presets, const std::vector<std::string>& slot_names,
+             Allocator* alloc, ThreadPool* threads, const RunOptions* ro)
+      : values_(values),
+        inputs_(inputs),
+        outputs_(outputs),
+        presets_(presets),
+        slot_names_(slot_names),
+        alloc_(alloc),
+        threads_(threads),
+        run_options_(ro) {}
 
   int InputCount() const override { return static_cast<int>(inputs_.size()); }
   const Tensor* Input(int i) const override {
+    const Value* v = InputValue(i);
+    return v && v->IsTensor() ? &v->tensor() : nullptr;
+  }
+  const Value* InputValue(int i) const override {
     if (i < 0 || i >= static_cast<int>(inputs_.size()) || inputs_[i] < 0) return nullptr;
-    return values_[inputs_[i]].get();
+    const Value& v = values_[inputs_[i]];
+    return v.HasValue() ? &v : nullptr;
   }
   int OutputCount() const override { return static_cast<int>(outputs_.size()); }
   Tensor* Output(int i, const Dims& dims, ElemType type) override {
     if (i < 0 || i >= static_cast<int>(outputs_.size()) || outputs_[i] < 0) return nullptr;
+    const int slot = outputs_[i];
+    if (presets_ && (*presets_)[slot]) {
+      // A caller-bound buffer: write there, or refuse rather than reallocate
+      // behind the caller's back.
+      const std::shared_ptr<Tensor>& bound = (*presets_)[slot];
+      if (bound->type() != type || bound->dims() != dims)
+        throw OnyxException(MakeError(ErrorCode::kInvalidArgument, "output '", slot_names_[slot], "' is bound to a ",
+                                      ElemTypeName(bound->type()), ShapeToString(bound->dims()),
+                                      " buffer but the model produces ", ElemTypeName(type), ShapeToString(dims)));
+      values_[slot] = Value(bound);
+      return bound.get();
+    }
     auto t = std::make_shared<Tensor>(type, dims, alloc_);
     Tensor* raw = t.get();
-    values_[outputs_[i]] = std::move(t);
+    values_[slot] = Value(std::move(t));
     return raw;
+  }
+  Status SetOutputValue(int i, Value v) override {
+    ONYX_CHECK_ARG(i >= 0 && i < static_cast<int>(outputs_.size()), "output index ", i, " out of range");
+    if (outputs_[i] < 0) return Status::OK();
+    ONYX_CHECK_ARG(!(presets_ && (*presets_)[outputs_[i]]), "output '", slot_names_[outputs_[i]],
+                   "' is bound to a tensor buffer but the model produces a non-tensor value");
+    values_[outputs_[i]] = std::move(v);
+    return Status::OK();
   }
   ThreadPool* threads() const override { return threads_; }
   bool terminate_requested() const override { return run_options_ && run_options_->terminate.load(); }
 
  private:
-  std::vector<std::shared_ptr<Tensor>>& values_;
+  std::vector<Value>& values_;
   const std::vector<int>& inputs_;
   const std::vector<int>& outputs_;
+  const std::vector<std::shared_ptr<Tensor>>* presets_;
+  const std::vector<std::string>& slot_names_;
   Allocator* alloc_;
   ThreadPool* threads_;
   const RunOptions* run_options_;
 };
+
+std::string DescribeValue(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::kTensor:
+      return StrCat(ElemTypeName(v.tensor().type()), ShapeToString(v.tensor().dims()));
+    case Value::Kind::kSequence:
+      return StrCat("sequence of ", v.items().size());
+    case Value::Kind::kMap:
+      return StrCat("map of ", v.items()[0].tensor().size());
+    case Value::Kind::kOptional:
+      return v.items().empty() ? "optional(none)" : "optional(" + DescribeValue(v.items()[0]) + ")";
+    default:
+      return "<missing>";
+  }
+}
+
+// Estimated bytes of a value from its inferred type (symbolic dims count as 1).
+size_t EstimatedBytes(const Graph& graph, const std::string& name) {
+  auto it = graph.value_types.find(name);
+  if (it == graph.value_types.end() || it->second.kind != TypeInfo::Kind::kTensor || !it->second.has_shape)
+    return 0;
+  size_t n = 1;
+  for (const Dim& d : it->second.dims) n *= d.known() && d.value > 0 ? static_cast<size_t>(d.value) : 1;
+  return StorageBytes(it->second.elem, n);
+}
+
+// The order nodes run in (see PlanOptions::execution_order). graph.nodes is
+// already a topological order; the other orders re-sort with Kahn's algorithm
+// and break ties by that order.
+std::vector<size_t> OrderNodes(const Graph& graph, int execution_order) {
+  const size_t n = graph.nodes.size();
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  if (execution_order == 0 || n < 2) return order;
+
+  std::unordered_map<std::string, size_t> producer;
+  for (size_t i = 0; i < n; ++i)
+    for (const auto& o : graph.nodes[i].outputs)
+      if (!o.empty()) producer[o] = i;
+  std::vector<std::vector<size_t>> consumers(n);
+  std::vector<int> pending(n, 0);
+  std::unordered_map<std::string, int> readers;  // remaining readers of each value
+  for (size_t i = 0; i < n; ++i) {
+    std::unordered_set<size_t> deps;
+    std::unordered_set<std::string> read;
+    auto add = [&](const std::string& in) {
+      if (in.empty() || !read.insert(in).second) return;
+      ++readers[in];
+      auto p = producer.find(in);
+      if (p != producer.end() && deps.insert(p->second).second) consumers[p->second].push_back(i);
+    };
+    for (const auto& in : graph.nodes[i].inputs) add(in);
+    for (const auto& in : graph.nodes[i].implicit_inputs) add(in);
+    pending[i] = static_cast<int>(deps.size());
+  }
+  // Shape computations first: they are cheap and unblock the rest.
+  std::vector<bool> shape_like(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    const Node& node = graph.nodes[i];
+    bool from_shapes = !node.inputs.empty();
+    for (const auto& in : node.inputs) {
+      auto p = producer.find(in);
+      from_shapes = from_shapes && !in.empty() && (graph.IsInitializer(in) || (p != producer.end() && shape_like[p->second]));
+    }
+    shape_like[i] = (node.domain.empty() && (node.op_type == "Shape" || node.op_type == "Size")) || from_shapes;
+  }
+  // Live bytes a node adds when run now: its outputs, less the inputs it is
+  // the last reader of.
+  auto delta = [&](size_t i) {
+    long long d = 0;
+    for (const auto& o : graph.nodes[i].outputs)
+      if (!o.empty()) d += static_cast<long long>(EstimatedBytes(graph, o));
+    std::unordered_set<std::string> seen;
+    for (const auto& in : graph.nodes[i].inputs)
+      if (!in.empty() && seen.insert(in).second && readers[in] == 1 && producer.count(in))
+        d -= static_cast<long long>(EstimatedBytes(graph, in));
+    return d;
+  };
+
+  std::vector<size_t> ready;
+  for (size_t i = 0; i < n; ++i)
+    if (pending[i] == 0) ready.push_back(i);
+  order.clear();
+  while (!ready.empty()) {
+    size_t best = 0;
+    for (size_t k = 1; k < ready.size(); ++k) {
+      size_t a = ready[k], b = ready[best];
+      bool better;
+      if (execution_order == 1)
+        better = shape_like[a] != shape_like[b] ? shape_like[a] : a < b;
+      else {
+        long long da = delta(a), db = delta(b);
+        better = da != db ? da < db : a < b;
+      }
+      if (better) best = k;
+    }
+    size_t i = ready[best];
+    ready.erase(ready.begin() + static_cast<long>(best));
+    order.push_back(i);
+    std::unordered_set<std::string> seen;
+    for (const auto& in : graph.nodes[i].inputs)
+      if (!in.empty() && seen.insert(in).second) --readers[in];
+    for (const auto& in : graph.nodes[i].implicit_inputs)
+      if (!in.empty() && seen.insert(in).second) --readers[in];
+    for (size_t c : consumers[i])
+      if (--pending[c] == 0) ready.push_back(c);
+  }
+  return order;
+}
 
 std::string DescribeDeclared(const Node& node, const Graph& graph) {
   std::string s;
@@ -65,7 +209,7 @@ std::string DescribeDeclared(const Node& node, const Graph& graph) {
 }  // namespace
 
 Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvider*>& providers,
-                            std::unique_ptr<ExecutionPlan>* out) {
+                            const PlanOptions& options, std::unique_ptr<ExecutionPlan>* out) {
   auto plan = std::unique_ptr<ExecutionPlan>(new ExecutionPlan());
   auto slot = [&](const std::string& name) {
     auto it = plan->slot_of_.find(name);
@@ -82,7 +226,8 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
     plan->constants_.emplace_back(slot(kv.first), kv.second);
   }
 
-  for (const Node& node : graph.nodes) {
+  for (size_t node_index : OrderNodes(graph, options.execution_order)) {
+    const Node& node = graph.nodes[node_index];
     std::vector<TypeInfo> input_types;
     for (const auto& in : node.inputs) {
       TypeInfo t;
@@ -113,6 +258,7 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
     Step step;
     step.node = &node;
     step.allocator = chosen->GetAllocator();
+    if (options.cpu_allocator && chosen->Name() == kCpuProviderName) step.allocator = options.cpu_allocator;
     step.provider = &chosen->Name();
     KernelInfo info(node, graph, input_types);
     info.constants_may_be_overridden = true;
@@ -148,32 +294,40 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
   for (const auto& o : graph.outputs) keep.insert(plan->SlotOf(o.name));
   for (const auto& in : graph.inputs) keep.insert(plan->SlotOf(in.name));
   for (const auto& c : plan->constants_) keep.insert(c.first);
-  for (size_t s = 0; s < n; ++s)
-    if (last_use[s] >= 0 && !keep.count(static_cast<int>(s))) plan->steps_[last_use[s]].release.push_back(static_cast<int>(s));
+  if (options.release_intermediates) {
+    for (size_t s = 0; s < n; ++s)
+      if (last_use[s] >= 0 && !keep.count(static_cast<int>(s)))
+        plan->steps_[last_use[s]].release.push_back(static_cast<int>(s));
+  }
   *out = std::move(plan);
   return Status::OK();
 }
 
-std::string ExecutionPlan::DescribeInputs(const Step& step, const std::vector<std::shared_ptr<Tensor>>& values) const {
+std::vector<std::string> ExecutionPlan::NodeOrder() const {
+  std::vector<std::string> names;
+  for (const Step& st : steps_) names.push_back(st.node->name);
+  return names;
+}
+
+std::string ExecutionPlan::DescribeInputs(const Step& step, const std::vector<Value>& values) const {
   std::string s;
   for (size_t i = 0; i < step.inputs.size(); ++i) {
     if (i) s += ", ";
     int slot = step.inputs[i];
     if (slot < 0) { s += "<omitted>"; continue; }
     s += "'" + slot_names_[slot] + "'";
-    const auto& v = values[slot];
-    s += v ? StrCat(ElemTypeName(v->type()), ShapeToString(v->dims())) : "<missing>";
+    s += DescribeValue(values[slot]);
   }
   return s;
 }
 
 namespace {
-std::string TypeShapeJson(const std::vector<int>& slots, const std::vector<std::shared_ptr<Tensor>>& values) {
+std::string TypeShapeJson(const std::vector<int>& slots, const std::vector<Value>& values) {
   std::string s = "[";
   bool first = true;
   for (int slot : slots) {
-    if (slot < 0 || !values[slot]) continue;
-    const Tensor& t = *values[slot];
+    if (slot < 0 || !values[slot].IsTensor()) continue;
+    const Tensor& t = values[slot].tensor();
     s += StrCat(first ? "" : ",", "{\"", ElemTypeName(t.type()), "\":", ShapeToString(t.dims()), "}");
     first = false;
   }
@@ -181,7 +335,7 @@ std::string TypeShapeJson(const std::vector<int>& slots, const std::vector<std::
 }
 }  // namespace
 
-void ExecutionPlan::RecordNode(Profiler* profiler, const Step& step, const std::vector<std::shared_ptr<Tensor>>& values,
+void ExecutionPlan::RecordNode(Profiler* profiler, const Step& step, const std::vector<Value>& values,
                                Profiler::Clock::time_point start, Profiler::Clock::time_point end) const {
   ProfileEvent e;
   e.category = "Node";
@@ -197,19 +351,19 @@ void ExecutionPlan::RecordNode(Profiler* profiler, const Step& step, const std::
   profiler->Record(std::move(e));
 }
 
-Status ExecutionPlan::Execute(std::vector<std::shared_ptr<Tensor>>& values, const RunOptions* run_options,
-                              ThreadPool* threads, Profiler* profiler) const {
+Status ExecutionPlan::Execute(std::vector<Value>& values, const std::vector<std::shared_ptr<Tensor>>* presets,
+                              const RunOptions* run_options, ThreadPool* threads, Profiler* profiler) const {
   for (const auto& c : constants_)
-    if (!values[c.first]) values[c.first] = c.second;
+    if (!values[c.first].HasValue()) values[c.first] = Value(c.second);
   for (const Step& step : steps_) {
     if (run_options && run_options->terminate.load())
       return MakeError(ErrorCode::kRuntimeException, "Exiting due to terminate flag being set to true.");
     for (int s : step.inputs) {
-      if (s >= 0 && !values[s])
+      if (s >= 0 && !values[s].HasValue())
         return MakeError(ErrorCode::kRuntimeException, "while running ", step.node->Describe(), ": input '",
                          slot_names_[s], "' has no value");
     }
-    RunContext ctx(values, step.inputs, step.outputs, step.allocator, threads, run_options);
+    RunContext ctx(values, step.inputs, step.outputs, presets, slot_names_, step.allocator, threads, run_options);
     auto start = profiler ? Profiler::Clock::now() : Profiler::Clock::time_point();
     Status s;
     try {
@@ -229,12 +383,12 @@ Status ExecutionPlan::Execute(std::vector<std::shared_ptr<Tensor>>& values, cons
     }
     for (size_t i = 0; i < step.outputs.size(); ++i) {
       int o = step.outputs[i];
-      if (o >= 0 && !values[o])
+      if (o >= 0 && !values[o].HasValue())
         return MakeError(ErrorCode::kEngineError, step.node->Describe(), " did not produce output ", i, " '",
                          slot_names_[o], "'");
     }
     if (profiler) RecordNode(profiler, step, values, start, Profiler::Clock::now());
-    for (int r : step.release) values[r].reset();
+    for (int r : step.release) values[r] = Value();
   }
   return Status::OK();
 }

@@ -16,12 +16,23 @@
 
 namespace onyx {
 
+// How the plan orders and frees values (from SessionOptions).
+struct PlanOptions {
+  // Free each intermediate after its last reader (enable_mem_reuse); off keeps
+  // every intermediate until the run ends.
+  bool release_intermediates = true;
+  // 0 graph order, 1 priority-based (shape computations first), 2 memory
+  // efficient (greedy: the ready node that leaves the least live memory).
+  int execution_order = 0;
+  // Allocates the CPU provider's outputs instead of its own allocator (a
+  // shared arena, or the uncached allocator); null keeps the provider's.
+  Allocator* cpu_allocator = nullptr;
+};
+
 class ExecutionPlan {
  public:
-  // `overridable` lists initializers that feeds may replace (not constant-folded
-  // into kernels).
   static Status Build(const Graph& graph, const std::vector<ExecutionProvider*>& providers,
-                      std::unique_ptr<ExecutionPlan>* out);
+                      const PlanOptions& options, std::unique_ptr<ExecutionPlan>* out);
 
   int SlotOf(const std::string& name) const {
     auto it = slot_of_.find(name);
@@ -31,10 +42,16 @@ class ExecutionPlan {
 
   // Runs all nodes. `values` has one entry per slot; feeds are already placed.
   // Constants are filled here. Graph-output slots keep their values on return.
-  // `profiler` is null unless profiling is on; then each node is an event.
-  Status Execute(std::vector<std::shared_ptr<Tensor>>& values, const RunOptions* run_options,
-                 ThreadPool* threads, Profiler* profiler) const;
+  // `presets` (null, or one entry per slot) holds caller-bound output buffers:
+  // the node producing such a slot writes into it directly, and fails when it
+  // would produce another shape or type. `profiler` is null unless profiling
+  // is on; then each node is an event.
+  Status Execute(std::vector<Value>& values, const std::vector<std::shared_ptr<Tensor>>* presets,
+                 const RunOptions* run_options, ThreadPool* threads, Profiler* profiler) const;
   size_t num_slots() const { return slot_names_.size(); }
+  const std::string& slot_name(int slot) const { return slot_names_[slot]; }
+  // Node names in execution order (for tests and the profiler).
+  std::vector<std::string> NodeOrder() const;
 
  private:
   struct Step {
@@ -46,9 +63,9 @@ class ExecutionPlan {
     std::vector<int> outputs;  // -1 for omitted
     std::vector<int> release;  // slots no longer needed after this step
   };
-  void RecordNode(Profiler* profiler, const Step& step, const std::vector<std::shared_ptr<Tensor>>& values,
+  void RecordNode(Profiler* profiler, const Step& step, const std::vector<Value>& values,
                   Profiler::Clock::time_point start, Profiler::Clock::time_point end) const;
-  std::string DescribeInputs(const Step& step, const std::vector<std::shared_ptr<Tensor>>& values) const;
+  std::string DescribeInputs(const Step& step, const std::vector<Value>& values) const;
 
   std::vector<std::string> slot_names_;
   std::unordered_map<std::string, int> slot_of_;

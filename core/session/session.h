@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/framework/logging.h"
 #include "core/framework/profiler.h"
 #include "core/framework/thread_pool.h"
 #include "core/framework/value.h"
@@ -41,15 +42,24 @@ class Session {
 
   // Thread-safe. `feeds[i]` is the value for `input_names[i]`; `output_names`
   // empty means all outputs. On success `outputs` holds one value per name.
+  // `bound_outputs` (null, or one entry per wanted output) holds caller
+  // buffers (IOBinding): a non-null entry's output is written into it in
+  // place (copied in when it is not produced by a node), and the run fails
+  // with INVALID_ARGUMENT when the output's type or shape differs from it.
   Status Run(const RunOptions* run_options, const std::vector<std::string>& input_names,
              const std::vector<const Value*>& feeds, const std::vector<std::string>& output_names,
-             std::vector<Value>* outputs) const;
+             std::vector<Value>* outputs, const std::vector<std::shared_ptr<Tensor>>* bound_outputs = nullptr) const;
+  // Node names in the order a run executes them.
+  std::vector<std::string> ExecutionOrder() const;
 
  private:
   Session() = default;
   Status Initialize(const SessionOptions& options, Profiler::Clock::time_point load_start);
+  Status ApplyUserInitializers(const SessionOptions& options);
+  void ApplyFreeDimensionOverrides(const SessionOptions& options);
 
   SessionOptions options_;
+  std::unique_ptr<Logger> logger_;
   Model model_;
   std::vector<ValueInfo> inputs_;
   std::vector<ValueInfo> overridable_;

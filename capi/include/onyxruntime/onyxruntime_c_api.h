@@ -37,7 +37,7 @@ extern "C" {
 #define ONYX_EXPORT
 #endif /* ONYX_CFFI_CDEF */
 
-#define ONYX_API_VERSION 1
+#define ONYX_API_VERSION 2
 
 /* Error codes. Values are fixed forever; new codes are appended. */
 typedef enum OnyxErrorCode {
@@ -105,6 +105,12 @@ typedef enum OnyxExecutionMode {
   ONYX_EXECUTION_PARALLEL = 1
 } OnyxExecutionMode;
 
+typedef enum OnyxExecutionOrder {
+  ONYX_EXECUTION_ORDER_DEFAULT = 0,
+  ONYX_EXECUTION_ORDER_PRIORITY_BASED = 1,
+  ONYX_EXECUTION_ORDER_MEMORY_EFFICIENT = 2
+} OnyxExecutionOrder;
+
 typedef enum OnyxLoggingLevel {
   ONYX_LOG_VERBOSE = 0,
   ONYX_LOG_INFO = 1,
@@ -135,6 +141,8 @@ typedef struct OnyxAllocator OnyxAllocator;
 typedef struct OnyxTypeInfo OnyxTypeInfo;
 typedef struct OnyxTensorTypeAndShapeInfo OnyxTensorTypeAndShapeInfo;
 typedef struct OnyxModelMetadata OnyxModelMetadata;
+typedef struct OnyxIoBinding OnyxIoBinding;
+typedef struct OnyxArenaCfg OnyxArenaCfg;
 
 /* Called by the library when it no longer needs a buffer it took over. */
 typedef void (*OnyxDeleter)(void* context, void* data);
@@ -370,6 +378,130 @@ typedef struct OnyxApi {
   /* Wall-clock nanoseconds since the Unix epoch at which profiling started;
    * 0 when profiling is not enabled. */
   OnyxStatus* (*SessionGetProfilingStartTimeNs)(const OnyxSession* session, uint64_t* out);
+
+  /* ==== Version 2 ======================================================== */
+
+  /* ---- IO binding ------------------------------------------------------- */
+
+  /* A set of input values and output destinations for repeated runs of one
+   * session (SessionRunWithBinding). The binding keeps the session alive: it
+   * stays usable after SessionRelease until it is released itself. */
+  OnyxStatus* (*SessionCreateIoBinding)(OnyxSession* session, OnyxIoBinding** out);
+  void (*IoBindingRelease)(OnyxIoBinding* binding);
+  /* Binds graph input `name` (a non-initializer input or an overridable
+   * initializer) to `value`. The binding shares the value's data, so `value`
+   * may be released afterwards (a buffer the caller lent to it with
+   * ValueCreateTensorWithData must still stay alive). Binding a name again
+   * replaces the earlier value. Unknown names: ONYX_INVALID_ARGUMENT. */
+  OnyxStatus* (*IoBindingBindInput)(OnyxIoBinding* binding, const char* name, const OnyxValue* value);
+  /* Binds graph output `name` to a pre-allocated tensor: runs write the output
+   * into its buffer in place, and fail with ONYX_INVALID_ARGUMENT when the
+   * output's element type or shape differs from the tensor's. */
+  OnyxStatus* (*IoBindingBindOutput)(OnyxIoBinding* binding, const char* name, const OnyxValue* value);
+  /* Binds graph output `name` to memory the library allocates on the device
+   * `info` names (only "Cpu" in this build) at each run, for outputs whose
+   * shape is only known then. */
+  OnyxStatus* (*IoBindingBindOutputToDevice)(OnyxIoBinding* binding, const char* name, const OnyxMemoryInfo* info);
+  /* Bound outputs, in the order they were first bound. Names are borrowed and
+   * live until the outputs are cleared or the binding released. */
+  OnyxStatus* (*IoBindingGetBoundOutputCount)(const OnyxIoBinding* binding, size_t* out);
+  OnyxStatus* (*IoBindingGetBoundOutputName)(const OnyxIoBinding* binding, size_t index, const char** out);
+  /* The value output `index` holds after the last successful run (the bound
+   * tensor itself for a pre-allocated output); *out is a new handle sharing
+   * its data, owned by the caller. ONYX_FAIL before any run. */
+  OnyxStatus* (*IoBindingGetBoundOutputValue)(const OnyxIoBinding* binding, size_t index, OnyxValue** out);
+  void (*IoBindingClearBoundInputs)(OnyxIoBinding* binding);
+  void (*IoBindingClearBoundOutputs)(OnyxIoBinding* binding);
+  /* Waits for pending copies of bound inputs / outputs to their devices. CPU
+   * values need none, so these only check the binding. */
+  OnyxStatus* (*IoBindingSynchronizeInputs)(OnyxIoBinding* binding);
+  OnyxStatus* (*IoBindingSynchronizeOutputs)(OnyxIoBinding* binding);
+  /* Runs `session` with the bound inputs, producing the bound outputs (all
+   * outputs, allocated by the library, when none is bound). `binding` must
+   * come from this session. On failure the previous results stay readable. */
+  OnyxStatus* (*SessionRunWithBinding)(OnyxSession* session, const OnyxRunOptions* run_options,
+                                       OnyxIoBinding* binding);
+
+  /* ---- Non-tensor values ------------------------------------------------ */
+
+  /* The value's type ("tensor(float)", "seq(tensor(int64))",
+   * "map(int64,tensor(float))", "optional(...)"); *out owned by the caller. */
+  OnyxStatus* (*ValueGetTypeInfo)(const OnyxValue* value, OnyxTypeInfo** out);
+  /* Sequences: the number of elements. Maps: 2 (keys, values). Optionals: 0
+   * when empty, else 1. Tensors: ONYX_INVALID_ARGUMENT. */
+  OnyxStatus* (*ValueGetElementCount)(const OnyxValue* value, size_t* out);
+  /* Element `index` of a sequence; of a map, 0 = the keys tensor and 1 = the
+   * values tensor; of an optional, 0 = its value. *out is a new handle sharing
+   * the element's data, owned by the caller. */
+  OnyxStatus* (*ValueGetElement)(const OnyxValue* value, size_t index, OnyxValue** out);
+  /* A sequence of `count` values (count may be 0; every item must be a tensor
+   * of one element type, or every item a map). Items are shared, not copied. */
+  OnyxStatus* (*ValueCreateSequence)(const OnyxValue* const* items, size_t count, OnyxValue** out);
+  /* A map from two 1-D tensors of equal length: keys (int64 or string) and values. */
+  OnyxStatus* (*ValueCreateMap)(const OnyxValue* keys, const OnyxValue* values, OnyxValue** out);
+  /* An optional holding `inner`, or an empty optional when `inner` is NULL. */
+  OnyxStatus* (*ValueCreateOptional)(const OnyxValue* inner, OnyxValue** out);
+
+  /* ---- More session and run options ------------------------------------- */
+
+  /* Writes the graph, after optimization, to `path` as an ONNX model when a
+   * session is created with these options ("" = do not write). */
+  OnyxStatus* (*SessionOptionsSetOptimizedModelFilePath)(OnyxSessionOptions* options, const char* path);
+  /* Fixes every free dimension with this denotation (e.g. "DATA_BATCH") in
+   * the graph's inputs to `value` (>= 1) when a session is created. */
+  OnyxStatus* (*SessionOptionsAddFreeDimensionOverride)(OnyxSessionOptions* options, const char* denotation,
+                                                        int64_t value);
+  /* Fixes every free dimension named `name` (a dim_param) to `value` (>= 1). */
+  OnyxStatus* (*SessionOptionsAddFreeDimensionOverrideByName)(OnyxSessionOptions* options, const char* name,
+                                                              int64_t value);
+  /* Uses `value` (a CPU tensor) for the model's initializer `name` instead of
+   * the model's own data. The options share the value's data; a buffer lent
+   * with ValueCreateTensorWithData must outlive every session created. */
+  OnyxStatus* (*SessionOptionsAddInitializer)(OnyxSessionOptions* options, const char* name, const OnyxValue* value);
+  /* Memory pattern planning: after a run, the next run with the same input
+   * shapes allocates its intermediates as one planned block. Default on. */
+  OnyxStatus* (*SessionOptionsSetMemPattern)(OnyxSessionOptions* options, int enable);
+  /* Free each intermediate after its last reader. Default on. */
+  OnyxStatus* (*SessionOptionsSetMemReuse)(OnyxSessionOptions* options, int enable);
+  /* Keep freed CPU buffers in a cache for reuse (the arena). Default on. */
+  OnyxStatus* (*SessionOptionsSetCpuMemArena)(OnyxSessionOptions* options, int enable);
+  /* Only deterministic kernels. Every CPU kernel of this build is deterministic
+   * for a given thread count, so this is recorded and reported. */
+  OnyxStatus* (*SessionOptionsSetDeterministicCompute)(OnyxSessionOptions* options, int enable);
+  OnyxStatus* (*SessionOptionsSetExecutionOrder)(OnyxSessionOptions* options, OnyxExecutionOrder order);
+  /* Verbosity (>= 0) of VERBOSE log messages; higher shows more. */
+  OnyxStatus* (*SessionOptionsSetLogVerbosity)(OnyxSessionOptions* options, int level);
+  OnyxStatus* (*RunOptionsSetLogVerbosity)(OnyxRunOptions* options, int level);
+
+  /* ---- Process-wide settings -------------------------------------------- */
+
+  /* Seeds the generators of random operators (RandomNormal, RandomUniform,
+   * their *Like forms, Bernoulli, Multinomial) that have no `seed` attribute,
+   * in sessions created afterwards. */
+  OnyxStatus* (*SetGlobalSeed)(int64_t seed);
+  /* Default log severity (0 verbose .. 4 fatal) and verbosity for sessions
+   * that do not set their own. Messages go to stderr. */
+  OnyxStatus* (*SetDefaultLogSeverity)(int severity);
+  OnyxStatus* (*SetDefaultLogVerbosity)(int level);
+  /* The library never sends telemetry; this only records the setting. */
+  OnyxStatus* (*SetTelemetryEnabled)(int enabled);
+  OnyxStatus* (*GetTelemetryEnabled)(int* out);
+
+  /* ---- Shared allocators ------------------------------------------------ */
+
+  /* Arena settings: max_mem bytes the arena may hold (0 = no limit);
+   * arena_extend_strategy, initial_chunk_size_bytes and
+   * max_dead_bytes_per_chunk as in onnxruntime (-1 = default for each). */
+  OnyxStatus* (*ArenaCfgCreate)(size_t max_mem, int arena_extend_strategy, int initial_chunk_size_bytes,
+                                int max_dead_bytes_per_chunk, OnyxArenaCfg** out);
+  void (*ArenaCfgRelease)(OnyxArenaCfg* cfg);
+  /* Creates an allocator for the memory `info` describes (CPU only) and
+   * registers it with `env`; sessions created from `env` whose options set
+   * the config entry "session.use_env_allocators" to "1" share it instead of
+   * using their own. `cfg` may be NULL for defaults. One per device:
+   * registering a second fails with ONYX_INVALID_ARGUMENT. */
+  OnyxStatus* (*EnvCreateAndRegisterAllocator)(OnyxEnv* env, const OnyxMemoryInfo* info, const OnyxArenaCfg* cfg);
+  OnyxStatus* (*EnvUnregisterAllocator)(OnyxEnv* env, const OnyxMemoryInfo* info);
 } OnyxApi;
 
 typedef struct OnyxApiBase {
