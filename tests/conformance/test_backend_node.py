@@ -50,6 +50,9 @@ IMPLEMENTED_OPS = {
         "Cast", "Concat", "Constant", "ConstantOfShape", "Expand", "Gather", "Reshape", "Flatten", "Squeeze",
         "Unsqueeze", "Identity", "Dropout", "Shape", "Size", "Slice", "Transpose",
     ],
+    "random": [
+        "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli", "Multinomial",
+    ],
 }
 _FAMILY_OF_OP = {op: fam for fam, ops in IMPLEMENTED_OPS.items() for op in ops}
 # Ops keyed by their name as it appears in test names ("reduce_sum" -> "reducesum").
