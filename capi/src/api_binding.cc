@@ -156,16 +156,15 @@ OnyxStatus* SessionRunWithBinding(OnyxSession* session, const OnyxRunOptions* ru
   API_CHECK_NOT_NULL(binding);
   if (binding->session != session->session)
     return NewStatus(ONYX_INVALID_ARGUMENT, "SessionRunWithBinding: the binding was created for another session");
+  if (binding->output_names.empty())
+    return NewStatus(ONYX_INVALID_ARGUMENT,
+                     "At least one output should be requested: bind an output before running the binding");
   std::vector<const Value*> feeds;
   for (const auto& v : binding->inputs) feeds.push_back(&v);
-  // No output bound: every model output, allocated by the library.
   std::vector<std::string> names = binding->output_names;
-  if (names.empty())
-    for (const auto& o : session->session->outputs()) names.push_back(o.name);
   std::vector<Value> results;
   API_RETURN_IF_ERROR(session->session->Run(run_options ? &run_options->options : nullptr, binding->input_names,
-                                            feeds, names, &results,
-                                            binding->output_names.empty() ? nullptr : &binding->output_buffers));
+                                            feeds, names, &results, &binding->output_buffers));
   binding->result_names = std::move(names);
   binding->results = std::move(results);
   binding->has_run = true;

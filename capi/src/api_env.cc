@@ -70,12 +70,10 @@ OnyxStatus* EnvCreateAndRegisterAllocator(OnyxEnv* env, const OnyxMemoryInfo* in
   if (info->info.device != DeviceType::kCpu)
     return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("create_and_register_allocator: cannot create an allocator for ",
                                                    info->info.name, " memory: this build has only the CPU"));
-  if (env->cpu_allocator)
-    return NewStatus(ONYX_INVALID_ARGUMENT,
-                     "create_and_register_allocator: a CPU allocator is already registered with this environment");
   const bool arena = info->info.alloc_type == ONYX_ARENA_ALLOCATOR;
   const size_t max_mem = cfg ? cfg->max_mem : 0;
-  // A device allocator keeps nothing idle; an arena caches freed blocks.
+  // A device allocator keeps nothing idle; an arena caches freed blocks. A
+  // second registration replaces the first (sessions using it keep it).
   env->cpu_allocator = arena ? std::make_shared<CpuAllocator>(size_t{64} << 10, size_t{256} << 20, max_mem)
                              : std::make_shared<CpuAllocator>(SIZE_MAX, 0, max_mem);
   API_END

@@ -50,8 +50,7 @@ struct OnyxIoBinding {
   std::vector<std::string> output_names;
   // Per bound output: the caller's tensor, or null to allocate at each run.
   std::vector<std::shared_ptr<onyx::Tensor>> output_buffers;
-  // What the last successful run produced, one per bound output (or per
-  // model output when none was bound).
+  // What the last successful run produced, one per bound output.
   std::vector<std::string> result_names;
   std::vector<onyx::Value> results;
   bool has_run = false;

@@ -6,7 +6,22 @@
 """
 
 from .capi._ffi import api as _api, to_str as _to_str
-from .capi._options import ExecutionMode, GraphOptimizationLevel, RunOptions, SessionOptions
+from .capi._env import (
+    OrtAllocatorType,
+    OrtArenaCfg,
+    OrtMemoryInfo,
+    OrtMemType,
+    create_and_register_allocator,
+    create_and_register_allocator_v2,
+    disable_telemetry_events,
+    enable_telemetry_events,
+    has_collective_ops,
+    set_default_logger_severity,
+    set_default_logger_verbosity,
+    set_seed,
+)
+from .capi._iobinding import IOBinding, SessionIOBinding
+from .capi._options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions
 from .capi.onnxruntime_inference_collection import (
     InferenceSession,
     ModelMetadata,
@@ -25,6 +40,21 @@ version = __version__
 
 __all__ = [
     "ExecutionMode",
+    "ExecutionOrder",
+    "IOBinding",
+    "OrtAllocatorType",
+    "OrtArenaCfg",
+    "OrtMemoryInfo",
+    "OrtMemType",
+    "SessionIOBinding",
+    "create_and_register_allocator",
+    "create_and_register_allocator_v2",
+    "disable_telemetry_events",
+    "enable_telemetry_events",
+    "has_collective_ops",
+    "set_default_logger_severity",
+    "set_default_logger_verbosity",
+    "set_seed",
     "GraphOptimizationLevel",
     "InferenceSession",
     "ModelMetadata",

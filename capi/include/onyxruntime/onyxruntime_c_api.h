@@ -416,8 +416,8 @@ typedef struct OnyxApi {
    * values need none, so these only check the binding. */
   OnyxStatus* (*IoBindingSynchronizeInputs)(OnyxIoBinding* binding);
   OnyxStatus* (*IoBindingSynchronizeOutputs)(OnyxIoBinding* binding);
-  /* Runs `session` with the bound inputs, producing the bound outputs (all
-   * outputs, allocated by the library, when none is bound). `binding` must
+  /* Runs `session` with the bound inputs, producing the bound outputs (at
+   * least one must be bound: ONYX_INVALID_ARGUMENT otherwise). `binding` must
    * come from this session. On failure the previous results stay readable. */
   OnyxStatus* (*SessionRunWithBinding)(OnyxSession* session, const OnyxRunOptions* run_options,
                                        OnyxIoBinding* binding);
@@ -499,7 +499,7 @@ typedef struct OnyxApi {
    * registers it with `env`; sessions created from `env` whose options set
    * the config entry "session.use_env_allocators" to "1" share it instead of
    * using their own. `cfg` may be NULL for defaults. One per device:
-   * registering a second fails with ONYX_INVALID_ARGUMENT. */
+   * registering again replaces it for sessions created afterwards. */
   OnyxStatus* (*EnvCreateAndRegisterAllocator)(OnyxEnv* env, const OnyxMemoryInfo* info, const OnyxArenaCfg* cfg);
   OnyxStatus* (*EnvUnregisterAllocator)(OnyxEnv* env, const OnyxMemoryInfo* info);
 } OnyxApi;

@@ -8,7 +8,6 @@ attribute because the C API has setters but (mostly) no getters.
 import enum
 
 from ._ffi import api, check, ffi, new_handle, to_str
-from .onnxruntime_pybind11_state import not_implemented
 
 
 class GraphOptimizationLevel(enum.IntEnum):
@@ -28,6 +27,15 @@ class ExecutionMode(enum.IntEnum):
     ORT_PARALLEL = 1
 
 
+class ExecutionOrder(enum.IntEnum):
+    """The order nodes run in: the graph's, shape computations first, or the
+    one keeping the least memory live (greedy)."""
+
+    DEFAULT = 0
+    PRIORITY_BASED = 1
+    MEMORY_EFFICIENT = 2
+
+
 def _to_enum(enum_cls, value, what):
     if isinstance(value, enum_cls):
         return value
@@ -43,6 +51,12 @@ def _to_int(value, what):
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError("%s must be an int, got %r" % (what, value))
     return value
+
+
+def _to_bool(value, what):
+    if isinstance(value, (bool, int)) and value in (0, 1):
+        return bool(value)
+    raise TypeError("%s must be a bool, got %r" % (what, value))
 
 
 def _c_backed_option(name, convert, c_setter, doc):
@@ -67,7 +81,8 @@ class _LogLevels:
     RunOptions; each names the C setter for its own handle."""
 
     __slots__ = ()
-    _set_log_severity = None  # the OnyxApi setter for this class's handle
+    _set_log_severity = None  # the OnyxApi setters for this class's handle
+    _set_log_verbosity = None
 
     @property
     def log_severity_level(self):
@@ -78,60 +93,71 @@ class _LogLevels:
     @log_severity_level.setter
     def log_severity_level(self, value):
         value = _to_int(value, "log_severity_level")
-        if value != -1:
-            check(getattr(api, self._set_log_severity)(self._handle, value))
+        check(getattr(api, self._set_log_severity)(self._handle, value))
         self._log_severity_level = value
 
     @property
     def log_verbosity_level(self):
-        """Verbosity of VERBOSE logs (kept for compatibility)."""
+        """How many VERBOSE messages show (>= 0; they need severity 0)."""
         return self._log_verbosity_level
 
     @log_verbosity_level.setter
     def log_verbosity_level(self, value):
-        self._log_verbosity_level = _to_int(value, "log_verbosity_level")
+        value = _to_int(value, "log_verbosity_level")
+        check(getattr(api, self._set_log_verbosity)(self._handle, value))
+        self._log_verbosity_level = value
 
 
 class SessionOptions(_LogLevels):
-    """Configuration for an InferenceSession.
+    """Configuration for an InferenceSession, with onnxruntime's attributes.
 
-    Attributes: intra_op_num_threads, inter_op_num_threads,
-    graph_optimization_level, execution_mode, log_severity_level,
-    log_verbosity_level, logid, enable_profiling, optimized_model_filepath,
-    profile_file_prefix. Unknown attributes raise AttributeError rather than
-    being silently ignored.
+    Each setting reaches the engine when the session is created; one it cannot
+    honour is refused with an error there or when set, never ignored. Unknown
+    attributes raise AttributeError.
     """
 
     __slots__ = (
         "_handle",
         "_config",
+        "_initializers",
         "_intra_op_num_threads",
         "_inter_op_num_threads",
         "_graph_optimization_level",
         "_execution_mode",
+        "_execution_order",
         "_log_severity_level",
         "_log_verbosity_level",
         "_logid",
+        "_optimized_model_filepath",
+        "_enable_mem_pattern",
+        "_enable_mem_reuse",
+        "_enable_cpu_mem_arena",
+        "_use_deterministic_compute",
         "enable_profiling",
-        "optimized_model_filepath",
         "profile_file_prefix",
     )
     _set_log_severity = "SessionOptionsSetLogSeverity"
+    _set_log_verbosity = "SessionOptionsSetLogVerbosity"
 
     def __init__(self):
         self._handle = new_handle("OnyxSessionOptions", api.SessionOptionsCreate, api.SessionOptionsRelease)
         self._config = {}
+        self._initializers = {}  # name -> OrtValue, kept alive for the sessions using it
         self._intra_op_num_threads = 0
         self._inter_op_num_threads = 0
         self._graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
         self._execution_mode = ExecutionMode.ORT_SEQUENTIAL
+        self._execution_order = ExecutionOrder.DEFAULT
         self._log_severity_level = -1
         self._log_verbosity_level = 0
         self._logid = ""
-        # Profiling is a later feature: a session refuses to start with these
-        # set rather than quietly producing no profile / no saved model.
+        self._optimized_model_filepath = ""
+        self._enable_mem_pattern = True
+        self._enable_mem_reuse = True
+        self._enable_cpu_mem_arena = True
+        self._use_deterministic_compute = False
+        # Profiling settings reach the C options when a session is created.
         self.enable_profiling = False
-        self.optimized_model_filepath = ""
         self.profile_file_prefix = "onnxruntime_profile_"
 
     intra_op_num_threads = _c_backed_option(
@@ -146,6 +172,21 @@ class SessionOptions(_LogLevels):
     execution_mode = _c_backed_option(
         "execution_mode", lambda v, what: _to_enum(ExecutionMode, v, what),
         "SessionOptionsSetExecutionMode", "An ExecutionMode (default ORT_SEQUENTIAL).")
+    execution_order = _c_backed_option(
+        "execution_order", lambda v, what: _to_enum(ExecutionOrder, v, what),
+        "SessionOptionsSetExecutionOrder", "An ExecutionOrder (default DEFAULT: the graph's order).")
+    enable_mem_pattern = _c_backed_option(
+        "enable_mem_pattern", _to_bool, "SessionOptionsSetMemPattern",
+        "Plan the intermediates of repeated runs with the same input shapes into one block (default True).")
+    enable_mem_reuse = _c_backed_option(
+        "enable_mem_reuse", _to_bool, "SessionOptionsSetMemReuse",
+        "Free each intermediate after its last reader (default True); False keeps all to the run's end.")
+    enable_cpu_mem_arena = _c_backed_option(
+        "enable_cpu_mem_arena", _to_bool, "SessionOptionsSetCpuMemArena",
+        "Cache freed CPU buffers for reuse (default True); False returns each to the system.")
+    use_deterministic_compute = _c_backed_option(
+        "use_deterministic_compute", _to_bool, "SessionOptionsSetDeterministicCompute",
+        "Deterministic kernels only; every CPU kernel of this build already is, for a given thread count.")
 
     @property
     def logid(self):
@@ -158,6 +199,18 @@ class SessionOptions(_LogLevels):
             raise TypeError("logid must be a str, got %r" % (value,))
         check(api.SessionOptionsSetLogId(self._handle, value.encode("utf-8")))
         self._logid = value
+
+    @property
+    def optimized_model_filepath(self):
+        """When set, creating a session writes the optimized graph there as an ONNX model."""
+        return self._optimized_model_filepath
+
+    @optimized_model_filepath.setter
+    def optimized_model_filepath(self, value):
+        if not isinstance(value, str):
+            raise TypeError("optimized_model_filepath must be a str, got %r" % (value,))
+        check(api.SessionOptionsSetOptimizedModelFilePath(self._handle, value.encode("utf-8")))
+        self._optimized_model_filepath = value
 
     def add_session_config_entry(self, key, value):
         """Sets a string-keyed option (e.g. 'session.intra_op.allow_spinning')."""
@@ -172,10 +225,27 @@ class SessionOptions(_LogLevels):
             raise RuntimeError("SessionOptions does not have configuration with key: " + key)
         return to_str(out[0])
 
-    def _check_supported(self):
-        if self.optimized_model_filepath:
-            raise not_implemented("SessionOptions.optimized_model_filepath: saving the optimized model "
-                                  "is not implemented yet")
+    def add_free_dimension_override_by_denotation(self, dim_denotation, dim_value):
+        """Fixes every free input dimension denoted `dim_denotation` (e.g.
+        'DATA_BATCH') to `dim_value` in sessions made with these options."""
+        check(api.SessionOptionsAddFreeDimensionOverride(self._handle, _to_str(dim_denotation, "dim_denotation"),
+                                                         _to_int(dim_value, "dim_value")))
+
+    def add_free_dimension_override_by_name(self, dim_name, dim_value):
+        """Fixes every free input dimension named `dim_name` (its dim_param) to `dim_value`."""
+        check(api.SessionOptionsAddFreeDimensionOverrideByName(self._handle, _to_str(dim_name, "dim_name"),
+                                                               _to_int(dim_value, "dim_value")))
+
+    def add_initializer(self, name, ortvalue):
+        """Uses `ortvalue` for the model's initializer `name` (same type and
+        shape) instead of the model's data; the OrtValue is kept alive by these
+        options and shared, not copied."""
+        from ._ortvalue import OrtValue  # _ortvalue imports nothing from here; keeps load order simple
+
+        if not isinstance(ortvalue, OrtValue):
+            raise RuntimeError("The provided Python object must be an OrtValue")
+        check(api.SessionOptionsAddInitializer(self._handle, _to_str(name, "name"), ortvalue._value))
+        self._initializers[name] = ortvalue
 
     def _clone_handle(self):
         handle = new_handle(
@@ -192,8 +262,15 @@ class SessionOptions(_LogLevels):
         other._handle = self._clone_handle()
         for name in SessionOptions.__slots__:
             if name != "_handle":
-                setattr(other, name, dict(self._config) if name == "_config" else getattr(self, name))
+                value = getattr(self, name)
+                setattr(other, name, dict(value) if isinstance(value, dict) else value)
         return other
+
+
+def _to_str(value, what):
+    if not isinstance(value, str):
+        raise TypeError("%s must be a str, got %r" % (what, value))
+    return value.encode("utf-8")
 
 
 class RunOptions(_LogLevels):
@@ -204,6 +281,7 @@ class RunOptions(_LogLevels):
     __slots__ = ("_handle", "_logid", "_log_severity_level", "_log_verbosity_level",
                  "only_execute_path_to_fetches")
     _set_log_severity = "RunOptionsSetLogSeverity"
+    _set_log_verbosity = "RunOptionsSetLogVerbosity"
 
     def __init__(self):
         self._handle = new_handle("OnyxRunOptions", api.RunOptionsCreate, api.RunOptionsRelease)

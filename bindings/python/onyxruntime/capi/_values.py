@@ -100,15 +100,72 @@ def _string_value(arr):
     return value
 
 
-def input_value(name, value, expected_elem_type, keep):
+def _sequence_value(name, items, declared, keep):
+    inner = declared[4:-1] if declared and declared.startswith("seq(") else ""
+    inner_elem = _TYPE_CODES.get(inner[7:-1]) if inner.startswith("tensor(") else 0
+    handles = []
+    for item in items:
+        if isinstance(item, dict):
+            handles.append(_map_value(name, item, inner, keep))
+        else:
+            handles.append(input_value(name, item, inner_elem or 0, keep))
+    arr = ffi.new("OnyxValue*[]", max(1, len(handles)))
+    for i, h in enumerate(handles):
+        arr[i] = h
+    keep.extend(handles)
+    out = ffi.new("OnyxValue**")
+    check(api.ValueCreateSequence(ffi.cast("const OnyxValue* const*", arr), len(handles), out))
+    return ffi.gc(out[0], api.ValueRelease)
+
+
+def _map_value(name, mapping, declared, keep):
+    # "map(int64,tensor(float))": the declared key and value types, else inferred.
+    key_type, value_type = None, None
+    if declared and declared.startswith("map("):
+        key_name, _, value_name = declared[4:-1].partition(",")
+        key_type = _TYPE_CODES.get(key_name)
+        value_type = _TYPE_CODES.get(value_name[7:-1]) if value_name.startswith("tensor(") else None
+    keys = list(mapping.keys())
+    vals = list(mapping.values())
+    key_arr = np.array(keys, dtype=numpy_dtype_for(key_type) if key_type else None)
+    if key_arr.dtype.kind in "US":
+        key_arr = key_arr.astype(object)
+    val_arr = np.array(vals, dtype=numpy_dtype_for(value_type) if value_type else None)
+    k = input_value(name, key_arr.reshape(-1), 0, keep)
+    v = input_value(name, val_arr.reshape(-1), 0, keep)
+    keep.extend([k, v])
+    out = ffi.new("OnyxValue**")
+    check(api.ValueCreateMap(k, v, out))
+    return ffi.gc(out[0], api.ValueRelease)
+
+
+# Element type codes by onnxruntime's spelling inside "tensor(...)".
+_TYPE_CODES = {
+    "float": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7, "string": 8, "bool": 9,
+    "float16": 10, "double": 11, "uint32": 12, "uint64": 13, "complex64": 14, "complex128": 15, "bfloat16": 16,
+}
+
+
+def input_value(name, value, expected_elem_type, keep, declared=None):
     """An OnyxValue* (with its destructor attached) for one feed entry. Objects
     that must outlive the run are appended to `keep`. An OrtValue is passed
-    through as it is (no copy)."""
+    through as it is (no copy). `declared` is the input's type string: a list
+    fed to a "seq(...)" input becomes a sequence, a dict a map."""
     from ._ortvalue import OrtValue  # here: _ortvalue itself imports this module
 
     if isinstance(value, OrtValue):
         keep.append(value)
         return value._value
+    if declared and declared.startswith("seq(") and isinstance(value, (list, tuple)):
+        return _sequence_value(name, value, declared, keep)
+    if isinstance(value, dict):
+        return _map_value(name, value, declared, keep)
+    if declared and declared.startswith("optional(") and value is None:
+        out = ffi.new("OnyxValue**")
+        check(api.ValueCreateOptional(ffi.NULL, out))
+        return ffi.gc(out[0], api.ValueRelease)
+    if declared and declared.startswith("optional(seq(") and isinstance(value, (list, tuple)):
+        return _sequence_value(name, value, declared[9:-1], keep)
     arr = _as_array(name, value, expected_elem_type)
     kind = arr.dtype.kind
     if kind in "OUS":
@@ -157,13 +214,57 @@ def _tensor_shape_and_type(value):
     return int(elem[0]), [int(dims[i]) for i in range(rank[0])]
 
 
-def output_array(name, value):
-    """numpy array for an output OnyxValue (already under ffi.gc)."""
+VALUE_TENSOR, VALUE_SEQUENCE, VALUE_MAP, VALUE_OPTIONAL = 1, 2, 3, 4
+
+
+def value_kind(value):
     kind = ffi.new("OnyxValueKind*")
     check(api.ValueGetKind(value, kind))
-    if kind[0] != 1:  # ONYX_VALUE_TENSOR
-        raise not_implemented("output '%s': only tensor outputs are supported by the Python binding so far "
-                              "(value kind %d)" % (name, kind[0]))
+    return int(kind[0])
+
+
+def elements(value):
+    """The element values (owned handles) of a sequence, map or optional."""
+    n = ffi.new("size_t*")
+    check(api.ValueGetElementCount(value, n))
+    out = ffi.new("OnyxValue**")
+    items = []
+    for i in range(n[0]):
+        check(api.ValueGetElement(value, i, out))
+        items.append(ffi.gc(out[0], api.ValueRelease))
+    return items
+
+
+def output_object(name, value):
+    """An output as onnxruntime returns it: a numpy array for a tensor, a list
+    for a sequence, a dict for a map, None for an empty optional."""
+    kind = value_kind(value)
+    if kind == VALUE_TENSOR:
+        return output_array(name, value)
+    if kind == VALUE_SEQUENCE:
+        return [output_object(name, item) for item in elements(value)]
+    if kind == VALUE_MAP:
+        keys, vals = (output_array(name, v) for v in elements(value))
+        return {k: v for k, v in zip(keys.tolist(), vals.tolist())}
+    if kind == VALUE_OPTIONAL:
+        items = elements(value)
+        return output_object(name, items[0]) if items else None
+    raise not_implemented("output '%s': value kind %d is not supported by the Python binding" % (name, kind))
+
+
+def deep_copy(obj):
+    """A copy of an output object that shares no memory with the library."""
+    if isinstance(obj, np.ndarray):
+        return obj.copy()
+    if isinstance(obj, list):
+        return [deep_copy(x) for x in obj]
+    return obj
+
+
+def output_array(name, value):
+    """numpy array for an output tensor OnyxValue (already under ffi.gc)."""
+    if value_kind(value) != VALUE_TENSOR:
+        raise RuntimeError("output '%s' is not a tensor" % name)
     elem, shape = _tensor_shape_and_type(value)
     count = 1
     for d in shape:

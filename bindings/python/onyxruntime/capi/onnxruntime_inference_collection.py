@@ -7,8 +7,8 @@ import warnings
 from . import _values
 from ._ffi import api, check, cstring_array, default_env, ffi, status_to_exception, to_str
 from ._options import RunOptions, SessionOptions
+from ._iobinding import IOBinding
 from ._ortvalue import OrtValue
-from .onnxruntime_pybind11_state import not_implemented
 
 
 def _provider_list(count_fn, name_fn):
@@ -222,7 +222,6 @@ class InferenceSession:
             self._enable_fallback = False
 
     def _create_session(self, providers, provider_options):
-        self._sess_options._check_supported()
         available = get_available_providers()
         known = set(get_all_providers())
         names, options = _normalize_providers(providers, provider_options, available)
@@ -266,6 +265,7 @@ class InferenceSession:
         self._outputs_meta = [a for a, _ in outputs]
         self._overridable_initializers = [a for a, _ in overridable]
         self._feed_types = {a.name: t for a, t in inputs + overridable}
+        self._feed_decl = {a.name: a.type for a, _ in inputs + overridable}
         self._model_meta = meta
         self._providers = session_providers
         self._provider_options = {p: dict(used_options.get(p, {})) for p in session_providers}
@@ -334,7 +334,7 @@ class InferenceSession:
         :return: list of numpy arrays, one per output name.
         """
         output_names, owned = self._run(output_names, input_feed, run_options)
-        return [_values.output_array(name, v) for name, v in zip(output_names, owned)]
+        return [_values.output_object(name, v) for name, v in zip(output_names, owned)]
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
         """Runs the model on OrtValues and returns OrtValues (no conversion to
@@ -371,7 +371,8 @@ class InferenceSession:
         keep = []  # pinned buffers, arrays and OrtValues that must outlive the C call
         values = []
         for name in feed_names:
-            values.append(_values.input_value(name, input_feed[name], self._feed_types.get(name, 0), keep))
+            values.append(_values.input_value(name, input_feed[name], self._feed_types.get(name, 0), keep,
+                                              self._feed_decl.get(name)))
         in_names, keep_in = cstring_array(feed_names)
         in_values = ffi.new("OnyxValue*[]", max(1, len(values)))
         for i, v in enumerate(values):
@@ -388,6 +389,21 @@ class InferenceSession:
         return output_names, owned
 
     def io_binding(self):
-        """Not available yet: IOBinding is not implemented in this binding."""
-        raise not_implemented("io_binding: IOBinding is not implemented yet")
+        """A new IOBinding for this session."""
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding, run_options=None):
+        """Runs with the inputs and outputs bound in `iobinding` (made by this
+        session's io_binding()); results are read from the binding.
+
+        :param iobinding: an IOBinding of this session.
+        :param run_options: a RunOptions, or None.
+        """
+        if not isinstance(iobinding, IOBinding):
+            raise TypeError("run_with_iobinding expects an IOBinding, got %s" % type(iobinding).__name__)
+        if iobinding._session is not self or iobinding._iobinding_session_handle() != self._sess:
+            raise ValueError("IOBinding must be used with the session that created it.")
+        if run_options is not None and not isinstance(run_options, RunOptions):
+            raise TypeError("run_options must be an onyxruntime.RunOptions, got %r" % type(run_options))
+        iobinding._run(run_options)
 
