@@ -10,8 +10,8 @@ namespace {
 
 constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull;
 
-// splitmix64's finaliser: neighbouring inputs (seed 7 and 8, counter k and
-// k+1) give unrelated outputs.
+// splitmix64's finaliser: neighbouring inputs (seed 7 and 8) give unrelated
+// outputs.
 uint64_t Mix(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -37,7 +37,6 @@ void SetGlobalSeed(int64_t seed) {
   std::lock_guard<std::mutex> lock(g.mu);
   g.set = true;
   g.seed = static_cast<uint64_t>(seed);
-  g.counter = 0;
 }
 
 void ResetGlobalSeed() {
@@ -45,27 +44,36 @@ void ResetGlobalSeed() {
   std::lock_guard<std::mutex> lock(g.mu);
   g.set = false;
   g.seed = 0;
-  g.counter = 0;
 }
 
 int64_t NextKernelSeed() {
   GlobalSeed& g = Global();
   std::lock_guard<std::mutex> lock(g.mu);
-  uint64_t k = g.counter++;
-  if (g.set) return static_cast<int64_t>(Mix(Mix(g.seed) + kGolden * (k + 1)));
-  // Nondeterministic: the device's entropy, and the counter in case the
-  // device is a fixed-sequence fallback on some platform.
+  if (g.set) return static_cast<int64_t>(g.seed);
+  // Nondeterministic: the device's entropy, and a counter in case the device
+  // is a fixed-sequence fallback on some platform.
+  uint64_t k = ++g.counter;
   std::random_device rd;
   uint64_t r = (static_cast<uint64_t>(rd()) << 32) ^ static_cast<uint64_t>(rd());
-  return static_cast<int64_t>(Mix(r + kGolden * (k + 1)));
+  return static_cast<int64_t>(Mix(r + kGolden * k));
+}
+
+int64_t NodeSeed(int64_t base, const std::string& node_key) {
+  // FNV-1a: std::hash differs between standard libraries.
+  uint64_t h = 0xCBF29CE484222325ull;
+  for (unsigned char c : node_key) {
+    h ^= c;
+    h *= 0x100000001B3ull;
+  }
+  return static_cast<int64_t>(Mix(Mix(static_cast<uint64_t>(base)) + kGolden * Mix(h)));
 }
 
 int64_t SeedFromAttribute(float seed) {
   if (seed == 0.0f) seed = 0.0f;  // -0.0 and 0.0 are the same seed
   uint32_t bits;
   std::memcpy(&bits, &seed, sizeof(bits));
-  // A different constant from NextKernelSeed's, so seed attributes and global
-  // seeds do not land on each other's streams by construction.
+  // Salted, so a seed attribute and a global seed of the same value do not
+  // share a stream.
   return static_cast<int64_t>(Mix(static_cast<uint64_t>(bits) ^ 0x5EEDA77B5EEDA77Bull));
 }
 

@@ -6,25 +6,30 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 namespace onyx {
 
-// Makes every random kernel created afterwards (at session creation) without
-// a `seed` attribute reproducible: the k-th such kernel created after this
-// call gets a seed derived from (seed, k). So "SetGlobalSeed(7); create a
-// session; run" gives the same numbers each time it is done, and several
-// random nodes in one graph still get distinct streams. Thread-safe; sessions
-// created concurrently on several threads draw their kernels' seeds in
-// whatever order they interleave.
+// Makes random kernels created afterwards (at session creation) without a
+// `seed` attribute reproducible, like onnxruntime's set_seed: each such
+// kernel's stream follows from (seed, its node's output name). So "SetGlobalSeed(7);
+// create a session; run" gives the same numbers every time, all sessions of a
+// model created after one call agree (whatever their order or thread), and
+// the random nodes of one graph still get distinct streams. Thread-safe.
 void SetGlobalSeed(int64_t seed);
 
 // Back to nondeterministic kernel seeds, as at process start (for tests).
 void ResetGlobalSeed();
 
-// The seed for a kernel without a `seed` attribute: derived from the global
-// seed and a counter (reset by SetGlobalSeed) when one was set, else a
-// nondeterministic one (std::random_device mixed with a counter). Thread-safe.
+// The base seed for a kernel without a `seed` attribute: the global seed when
+// one was set, else a nondeterministic one (std::random_device mixed with a
+// counter), new on each call. Thread-safe.
 int64_t NextKernelSeed();
+
+// The seed of one node's stream: `base` (from NextKernelSeed) combined with
+// `node_key`, the node's identity in its graph (its output name), so nodes of
+// one graph draw different numbers under one global seed. Platform-stable.
+int64_t NodeSeed(int64_t base, const std::string& node_key);
 
 // The seed of a kernel whose node has a `seed` float attribute: a function of
 // the attribute's value alone (distinct floats give distinct seeds).

@@ -17,7 +17,8 @@ namespace onyx {
 namespace random_kernels {
 
 // The kernel's own stream: from the node's `seed` attribute when it has one,
-// else from NextKernelSeed() (the global seed, or nondeterministic).
+// else from NextKernelSeed() (the global seed, or nondeterministic) and the
+// node's output name.
 inline Status MakeStream(const KernelInfo& info, const char* op, std::unique_ptr<RandomStream>* out) {
   int64_t seed;
   if (const Attribute* a = info.Attr("seed")) {
@@ -26,7 +27,10 @@ inline Status MakeStream(const KernelInfo& info, const char* op, std::unique_ptr
     ONYX_CHECK(std::isfinite(a->f), ErrorCode::kInvalidGraph, op, ": attribute 'seed' must be finite, got ", a->f);
     seed = SeedFromAttribute(a->f);
   } else {
-    seed = NextKernelSeed();
+    // Output names are unique in a graph, and unlike the node's position
+    // they survive optimizer rewrites elsewhere in the graph.
+    const Node& n = info.node();
+    seed = NodeSeed(NextKernelSeed(), n.outputs.empty() ? n.name : n.outputs[0]);
   }
   *out = std::make_unique<RandomStream>(seed);
   return Status::OK();
