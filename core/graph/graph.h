@@ -56,7 +56,7 @@ struct TypeInfo {
 
 struct Attribute {
   enum class Type { kUndefined = 0, kFloat = 1, kInt = 2, kString = 3, kTensor = 4, kGraph = 5,
-                    kFloats = 6, kInts = 7, kStrings = 8, kTensors = 9, kGraphs = 10 };
+                    kFloats = 6, kInts = 7, kStrings = 8, kTensors = 9, kGraphs = 10, kTypeProto = 13 };
   Type type = Type::kUndefined;
   float f = 0.f;
   int64_t i = 0;
@@ -68,6 +68,7 @@ struct Attribute {
   std::vector<std::shared_ptr<Tensor>> tensors;
   std::shared_ptr<Graph> g;
   std::vector<std::shared_ptr<Graph>> graphs;
+  std::shared_ptr<TypeInfo> tp;  // kTypeProto (Optional's `type`)
 };
 
 struct Node {

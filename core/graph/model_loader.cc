@@ -225,6 +225,10 @@ class Loader {
       out->graphs.push_back(std::make_shared<Graph>());
       ONYX_RETURN_IF_ERROR(ConvertGraph(g, owner, out->graphs.back().get()));
     }
+    if (ap.has_tp()) {
+      out->tp = std::make_shared<TypeInfo>();
+      ONYX_RETURN_IF_ERROR(ConvertType(ap.tp(), out->tp.get()));
+    }
     if (out->type == Attribute::Type::kUndefined) {
       // Old exporters omit the type; infer it from what is set.
       if (ap.has_g()) out->type = Attribute::Type::kGraph;
@@ -237,6 +241,7 @@ class Loader {
       else if (ap.strings_size()) out->type = Attribute::Type::kStrings;
       else if (ap.tensors_size()) out->type = Attribute::Type::kTensors;
       else if (ap.graphs_size()) out->type = Attribute::Type::kGraphs;
+      else if (ap.has_tp()) out->type = Attribute::Type::kTypeProto;
     }
     return Status::OK();
   }

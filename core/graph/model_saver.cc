@@ -30,7 +30,6 @@ const char* AttributeTypeName(Attribute::Type t) {
   switch (static_cast<int>(t)) {
     case 11: return "SPARSE_TENSOR";
     case 12: return "SPARSE_TENSORS";
-    case 13: return "TYPE_PROTO";
     case 14: return "TYPE_PROTOS";
     default: return "unknown";
   }
@@ -134,6 +133,10 @@ class Saver {
           if (!g) return MakeError(ErrorCode::kEngineError, "graphs attribute '", name, "' holds a null graph");
           ONYX_RETURN_IF_ERROR(ConvertGraph(*g, out->add_graphs()));
         }
+        break;
+      case T::kTypeProto:
+        if (!a.tp) return MakeError(ErrorCode::kEngineError, "type attribute '", name, "' holds no type");
+        ONYX_RETURN_IF_ERROR(ConvertType(*a.tp, out->mutable_tp()));
         break;
       default:
         // The loader keeps the type code of these but not their values.
@@ -290,8 +293,10 @@ bool EndsWithNoCase(const std::string& s, const std::string& suffix) {
                     [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
 }
 
-Status WriteError(const std::string& path, const std::string& what, int err) {
-  return MakeError(ErrorCode::kFail, "cannot save the model to '", path, "': ", what, ": ", std::strerror(err));
+// A path that cannot be created is the caller's INVALID_ARGUMENT, as in
+// onnxruntime; a write that fails midway (disk full) is FAIL.
+Status WriteError(ErrorCode code, const std::string& path, const std::string& what, int err) {
+  return MakeError(code, "cannot save the model to '", path, "': ", what, ": ", std::strerror(err));
 }
 
 }  // namespace
@@ -324,7 +329,7 @@ Status SaveModel(const Model& model, const std::string& path) {
   static std::atomic<unsigned> counter{0};
   const std::string tmp = StrCat(path, ".tmp.", getpid(), ".", counter.fetch_add(1));
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) return WriteError(path, "cannot create '" + tmp + "'", errno);
+  if (fd < 0) return WriteError(ErrorCode::kInvalidArgument, path, "cannot create '" + tmp + "'", errno);
   int err = 0;
   {
     google::protobuf::io::FileOutputStream out(fd, 1 << 20);
@@ -335,7 +340,7 @@ Status SaveModel(const Model& model, const std::string& path) {
   if (err == 0 && rename(tmp.c_str(), path.c_str()) != 0) err = errno;
   if (err != 0) {
     unlink(tmp.c_str());
-    return WriteError(path, "write failed", err);
+    return WriteError(ErrorCode::kFail, path, "write failed", err);
   }
   return Status::OK();
 }

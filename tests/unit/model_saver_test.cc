@@ -221,6 +221,9 @@ onnx::ModelProto FullModel() {
   t1->set_data_type(onnx::TensorProto::DOUBLE);
   Dims(t1, {1, 1});
   t1->add_double_data(0.5);
+  auto* tp = AddAttr(c, "tp", onnx::AttributeProto::TYPE_PROTO)->mutable_tp();
+  SetType(tp->mutable_optional_type()->mutable_elem_type()->mutable_sequence_type()->mutable_elem_type(),
+          onnx::TensorProto::FLOAT16, {"s", "?", "3"});
   *AddAttr(c, "g", onnx::AttributeProto::GRAPH)->mutable_g() = Branch("attr_g", "Sub");
   auto* gs = AddAttr(c, "graphs", onnx::AttributeProto::GRAPHS);
   *gs->add_graphs() = Branch("attr_g0", "Div");
@@ -274,6 +277,8 @@ void ExpectSameAttr(const Attribute& a, const Attribute& b, const std::string& w
   if (a.t) ExpectSameTensor(*a.t, *b.t, where + ".t");
   ASSERT_EQ(a.tensors.size(), b.tensors.size()) << where;
   for (size_t k = 0; k < a.tensors.size(); ++k) ExpectSameTensor(*a.tensors[k], *b.tensors[k], where + ".tensors");
+  ASSERT_EQ(a.tp == nullptr, b.tp == nullptr) << where;
+  if (a.tp) ExpectSameType(*a.tp, *b.tp, where + ".tp");
   ASSERT_EQ(a.g == nullptr, b.g == nullptr) << where;
   if (a.g) ExpectSameGraph(*a.g, *b.g, where + ".g");
   ASSERT_EQ(a.graphs.size(), b.graphs.size()) << where;
@@ -353,6 +358,13 @@ TEST(ModelSaver, RoundTripKeepsEverythingTheLoaderReads) {
   // The test's own premise: the loader read what was put in.
   ASSERT_EQ(first.graph->initializers.size(), 13u);
   ASSERT_EQ(first.graph->nodes.size(), 4u);
+  const Node* custom = nullptr;
+  for (const Node& n : first.graph->nodes)
+    if (n.name == "custom") custom = &n;
+  ASSERT_NE(custom, nullptr);
+  ASSERT_EQ(custom->attrs.size(), 11u);  // every attribute type
+  ASSERT_NE(custom->attrs.at("tp").tp, nullptr);
+  EXPECT_EQ(custom->attrs.at("tp").tp->ToString(), "optional(seq(tensor(float16)))");
   ASSERT_EQ(first.graph->inputs.size(), 7u);
 
   std::string bytes;
@@ -566,7 +578,7 @@ TEST(ModelSaver, BadPathsFailNamingThePath) {
   const std::string missing = dir.File("no_such_dir/model.onnx");
   Status s = SaveModel(m, missing);
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.code(), ErrorCode::kFail);
+  EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);  // as onnxruntime
   EXPECT_NE(s.message().find(missing), std::string::npos) << s.message();
   EXPECT_NE(s.message().find(std::strerror(ENOENT)), std::string::npos) << s.message();
 
