@@ -119,8 +119,15 @@ OnyxStatus* IoBindingGetBoundOutputValue(const OnyxIoBinding* binding, size_t in
   API_BEGIN
   API_CHECK_NOT_NULL(binding);
   API_CHECK_NOT_NULL(out);
-  if (!binding->has_run)
-    return NewStatus(ONYX_FAIL, "the binding has no outputs yet: run it with SessionRunWithBinding first");
+  if (!binding->has_run) {
+    // Before a run: the bound tensor, or an empty value where the run will allocate.
+    if (index >= binding->output_buffers.size())
+      return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("bound output index ", index, " is out of range (",
+                                                     binding->output_buffers.size(), " bound)"));
+    const auto& buffer = binding->output_buffers[index];
+    *out = new OnyxValue{buffer ? Value(buffer) : Value()};
+    return nullptr;
+  }
   if (index >= binding->results.size())
     return NewStatus(ONYX_INVALID_ARGUMENT,
                      StrCat("bound output index ", index, " is out of range (", binding->results.size(), " outputs)"));

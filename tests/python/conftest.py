@@ -8,6 +8,7 @@
   small BERT (2 layers), kept apart in <dir>/small/bert.onnx.
 """
 
+import importlib
 import importlib.util
 import os
 import sys
@@ -90,3 +91,17 @@ def onyx():
                     "ONYX_PYTHONPATH; ONYX_TEST_SELF_CHECK=1 checks the tests alone): %s"
                     % (ONYX_PYTHONPATH, e), pytrace=False)
     return onyxruntime
+
+
+@pytest.fixture(params=["onnxruntime", "onyxruntime"])
+def rt(request):
+    """The runtime module under test, for parity tests: each test runs on
+    onnxruntime (the oracle) and on onyxruntime. Under ONYX_TEST_SELF_CHECK=1
+    both parameters are onnxruntime."""
+    return importlib.import_module(request.param)
+
+
+def is_ort(rt):
+    """True when `rt` is onnxruntime itself (for the branches where onyxruntime
+    deliberately differs; the test then says why)."""
+    return rt.__name__ == "onnxruntime"

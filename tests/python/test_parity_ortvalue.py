@@ -7,22 +7,13 @@ must behave the same in both.
 """
 
 import gc
-import importlib
 
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
 
-@pytest.fixture(params=["onnxruntime", "onyxruntime"])
-def rt(request):
-    """The runtime module under test (conftest puts onyxruntime on sys.path;
-    under ONYX_TEST_SELF_CHECK=1 both parameters are onnxruntime)."""
-    return importlib.import_module(request.param)
-
-
-def _is_ort(rt):
-    return rt.__name__ == "onnxruntime"
+from conftest import is_ort as _is_ort
 
 
 def _model(op="Add"):

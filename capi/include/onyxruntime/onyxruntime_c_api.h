@@ -408,7 +408,8 @@ typedef struct OnyxApi {
   OnyxStatus* (*IoBindingGetBoundOutputName)(const OnyxIoBinding* binding, size_t index, const char** out);
   /* The value output `index` holds after the last successful run (the bound
    * tensor itself for a pre-allocated output); *out is a new handle sharing
-   * its data, owned by the caller. ONYX_FAIL before any run. */
+   * its data, owned by the caller. Before any run: the bound tensor, or a
+   * value of kind ONYX_VALUE_UNKNOWN for an output the run will allocate. */
   OnyxStatus* (*IoBindingGetBoundOutputValue)(const OnyxIoBinding* binding, size_t index, OnyxValue** out);
   void (*IoBindingClearBoundInputs)(OnyxIoBinding* binding);
   void (*IoBindingClearBoundOutputs)(OnyxIoBinding* binding);

@@ -55,6 +55,12 @@ def _element_size(code):
     return size
 
 
+def _check_runtime(status):
+    # Binding errors are RuntimeError in onnxruntime; ours are also the typed class.
+    if status != ffi.NULL:
+        raise status_to_exception(status, RuntimeError)
+
+
 def _execution_error(status):
     # onnxruntime raises RuntimeError("Error in execution: ...") from
     # run_with_iobinding; ours is that and the typed class for the code.
@@ -95,7 +101,7 @@ class IOBinding:
     # ---- inputs -----------------------------------------------------------
 
     def _bind_input_value(self, name, value, refs):
-        check(api.IoBindingBindInput(self._handle, name.encode("utf-8"), value))
+        _check_runtime(api.IoBindingBindInput(self._handle, name.encode("utf-8"), value))
         self._input_refs[name] = (value, refs)
 
     def bind_cpu_input(self, name, arr_on_cpu):
@@ -131,20 +137,20 @@ class IOBinding:
         `buffer_ptr`, to the device, where each run allocates it."""
         if buffer_ptr is None:
             info = _device_memory_info(device_type, device_id)
-            check(api.IoBindingBindOutputToDevice(self._handle, name.encode("utf-8"), info))
+            _check_runtime(api.IoBindingBindOutputToDevice(self._handle, name.encode("utf-8"), info))
             self._output_refs[name] = None
             return
         if element_type is None or shape is None:
             raise ValueError("`element_type` and `shape` are to be provided if pre-allocated memory is provided")
         value = _value_over_pointer(device_type, device_id, element_type, shape, buffer_ptr)
-        check(api.IoBindingBindOutput(self._handle, name.encode("utf-8"), value))
+        _check_runtime(api.IoBindingBindOutput(self._handle, name.encode("utf-8"), value))
         self._output_refs[name] = value
 
     def bind_ortvalue_output(self, name, ortvalue):
         """Binds output `name` to an OrtValue's memory (written in place)."""
         if not isinstance(ortvalue, OrtValue):
             raise TypeError("bind_ortvalue_output: expected an OrtValue, got %s" % type(ortvalue).__name__)
-        check(api.IoBindingBindOutput(self._handle, name.encode("utf-8"), ortvalue._value))
+        _check_runtime(api.IoBindingBindOutput(self._handle, name.encode("utf-8"), ortvalue._value))
         self._output_refs[name] = ortvalue
 
     def synchronize_outputs(self):
@@ -157,19 +163,15 @@ class IOBinding:
         values = []
         out = ffi.new("OnyxValue**")
         for i in range(n[0]):
-            status = api.IoBindingGetBoundOutputValue(self._handle, i, out)
-            if status != ffi.NULL:
-                code = int(api.StatusGetCode(status))
-                if code == 1 and not values:  # ONYX_FAIL: not run yet
-                    api.StatusRelease(status)
-                    return []
-                check(status)
+            check(api.IoBindingGetBoundOutputValue(self._handle, i, out))
             values.append(ffi.gc(out[0], api.ValueRelease))
         return values
 
     def get_outputs(self):
-        """The outputs of the last run_with_iobinding as OrtValues ([] before
-        any run). A pre-allocated output's OrtValue views the bound memory."""
+        """The outputs of the last run_with_iobinding as OrtValues. A
+        pre-allocated output's OrtValue views the bound memory; before the
+        first run, an output the run will allocate is an OrtValue without a
+        value (has_value() is False)."""
         result = []
         for i, value in enumerate(self._output_values()):
             name = self._output_name(i)
@@ -188,8 +190,11 @@ class IOBinding:
         sequences and maps), independent of the bound memory."""
         result = []
         for i, value in enumerate(self._output_values()):
-            obj = _values.output_object(self._output_name(i), value)
-            result.append(_values.deep_copy(obj))
+            name = self._output_name(i)
+            if _values.value_kind(value) == 0:
+                raise RuntimeError("copy_outputs_to_cpu: output '%s' has not been produced yet: "
+                                   "call run_with_iobinding first" % name)
+            result.append(_values.deep_copy(_values.output_object(name, value)))
         return result
 
     def get_outputs_as_ortvaluevector(self):

@@ -187,9 +187,14 @@ class OrtValue:
         return self._kind() == _VALUE_KIND_TENSOR
 
     def has_value(self):
-        """False only for an optional value that holds nothing. The C API
-        cannot look inside optionals yet, and every other value has data."""
-        return self._kind() != _VALUE_KIND_OPTIONAL
+        """False for an optional holding nothing, and for an IOBinding output
+        not produced yet."""
+        kind = self._kind()
+        if kind == 0:
+            return False
+        if kind == _VALUE_KIND_OPTIONAL:
+            return bool(_values.elements(self._value))
+        return True
 
     def shape(self):
         """The tensor's dims as a list of ints."""
