@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/graph/shape_inference.h"
 #include "tests/unit/kernel_test_util.h"
 
 namespace onyx {
@@ -170,6 +171,30 @@ TEST(FusedConv, BadActivationsAndZAreErrors) {
   s = RunCpuKernel(FusedNode({"Relu", {}}), {&x, &w, nullptr, &z}, 1, &out);
   EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(s.message().find("[1,3,3,4]"), std::string::npos) << s.message();
+}
+
+TEST(FusedConv, ShapeInferenceFollowsConv) {
+  // A saved optimized model is read back through inference: FusedConv's
+  // output gets Conv's type and shape, symbolic batch included.
+  Graph g;
+  g.name = "fused";
+  g.inputs.push_back({"X", TypeInfo::Tensor(ElemType::kFloat, {Dim::Symbol("N"), Dim::Of(3), Dim::Of(9), Dim::Of(8)}), ""});
+  g.value_types["X"] = g.inputs[0].type;
+  g.initializers["W"] = std::make_shared<Tensor>(Random({5, 3, 3, 3}, 31));
+  Node n = FusedNode({"Relu", {}});
+  n.name = "fc";
+  n.inputs = {"X", "W"};
+  n.outputs = {"Y"};
+  SetInts(n, "strides", {2, 1});
+  SetInts(n, "pads", {1, 1, 1, 1});
+  g.nodes.push_back(n);
+  g.outputs.push_back({"Y", TypeInfo(), ""});
+  ASSERT_TRUE(g.Finalize().ok());
+  Status s = InferTypesAndShapes(g);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(g.value_types.count("Y"), 1u);
+  EXPECT_EQ(g.value_types["Y"].ToString(), "tensor(float)");
+  EXPECT_EQ(ShapeString(g.value_types["Y"]), "[N,5,5,8]");
 }
 
 }  // namespace
