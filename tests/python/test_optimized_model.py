@@ -1,38 +1,26 @@
 """SessionOptions.optimized_model_filepath: the optimized graph saved as ONNX.
 
 Each test runs on onnxruntime (the oracle) and on onyxruntime through the `rt`
-fixture. A saved model must pass onnx.checker, and a session on it (optimized
-again or not) must give the outputs of the session that saved it. Onyx's file
-must also run in onnxruntime: its fusions emit onnxruntime's contrib ops
+fixture (conftest.py). A saved model must pass onnx.checker, and a session on
+it (optimized again or not) must give the outputs of the session that saved
+it. Onyx's file must also run in onnxruntime: its fusions emit onnxruntime's contrib ops
 (com.microsoft FusedConv), never private attributes.
 """
-
-import importlib
-import os
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from conftest import SMALL_MODELS
+from conftest import is_ort as _is_ort
 from onnx import TensorProto, helper, numpy_helper
 
 # The cheap generated models; BERT only in its small form (ONYX_TEST_SMALL_MODELS=1).
-MODELS = ("mobilenetv2",) + (("bert",) if os.environ.get("ONYX_TEST_SMALL_MODELS", "") not in ("", "0") else ())
+MODELS = ("mobilenetv2",) + (("bert",) if SMALL_MODELS else ())
 
 # onnxruntime saves hardware-specific layouts (NCHWc) above EXTENDED and warns
 # against it, so both runtimes save at EXTENDED.
 SAVE_LEVEL = "ORT_ENABLE_EXTENDED"
-
-
-@pytest.fixture(params=["onnxruntime", "onyxruntime"])
-def rt(request):
-    """The runtime module under test (conftest puts onyxruntime on sys.path;
-    under ONYX_TEST_SELF_CHECK=1 both parameters are onnxruntime)."""
-    return importlib.import_module(request.param)
-
-
-def _is_ort(rt):
-    return rt.__name__ == "onnxruntime"
 
 
 def _options(rt, level, path=None):
