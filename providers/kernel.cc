@@ -41,9 +41,16 @@ const KernelDef* KernelRegistry::Find(const Node& node, const std::vector<TypeIn
     version_matched = true;
     if (def.types.empty()) return &def;
     ElemType t = ElemType::kUndefined;
-    if (def.type_input < static_cast<int>(input_types.size()) &&
-        input_types[def.type_input].kind == TypeInfo::Kind::kTensor)
-      t = input_types[def.type_input].elem;
+    if (def.type_input < static_cast<int>(input_types.size())) {
+      const TypeInfo& in = input_types[def.type_input];
+      // A kernel constrained to element types takes tensors only.
+      if (in.kind == TypeInfo::Kind::kSequence || in.kind == TypeInfo::Kind::kMap ||
+          in.kind == TypeInfo::Kind::kOptional) {
+        *why = StrCat("no kernel accepts ", in.ToString(), " for input ", def.type_input);
+        continue;
+      }
+      if (in.kind == TypeInfo::Kind::kTensor) t = in.elem;
+    }
     if (t == ElemType::kUndefined) return &def;  // decided at run time by the kernel
     for (ElemType ok : def.types)
       if (ok == t) return &def;

@@ -76,8 +76,9 @@ class KernelContext {
   // Input `i`, or an INVALID_ARGUMENT error naming it when it is missing.
   Status RequiredInput(int i, const Tensor** out) const {
     *out = Input(i);
-    ONYX_CHECK_ARG(*out != nullptr, "input ", i, " is required but missing");
-    return Status::OK();
+    if (*out != nullptr) return Status::OK();
+    ONYX_CHECK_ARG(InputValue(i) == nullptr, "input ", i, " must be a tensor, not a sequence, map or optional");
+    return MakeError(ErrorCode::kInvalidArgument, "input ", i, " is required but missing");
   }
 };
 

@@ -236,6 +236,8 @@ const RuleMap& Rules() {
     RegisterReduceRules(*m);
     RegisterConstantRules(*m);
     RegisterRandomRules(*m);
+    RegisterSequenceRules(*m);
+    RegisterMlRules(*m);
     return m;
   }();
   return *rules;

@@ -72,6 +72,8 @@ void RegisterTensorRules(RuleMap& m);
 void RegisterReduceRules(RuleMap& m);
 void RegisterConstantRules(RuleMap& m);
 void RegisterRandomRules(RuleMap& m);
+void RegisterSequenceRules(RuleMap& m);
+void RegisterMlRules(RuleMap& m);
 
 struct GraphState;  // defined in shape_inference.cc
 

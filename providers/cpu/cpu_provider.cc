@@ -18,6 +18,8 @@ class CpuProvider final : public ExecutionProvider {
       RegisterCpuTensorKernels(*r);
       RegisterCpuReductionKernels(*r);
       RegisterCpuRandomKernels(*r);
+      RegisterCpuSequenceKernels(*r);
+      RegisterCpuMlKernels(*r);
       return r;
     }();
     return *registry;

@@ -14,5 +14,7 @@ void RegisterCpuNnKernels(KernelRegistry& r);
 void RegisterCpuTensorKernels(KernelRegistry& r);
 void RegisterCpuReductionKernels(KernelRegistry& r);
 void RegisterCpuRandomKernels(KernelRegistry& r);
+void RegisterCpuSequenceKernels(KernelRegistry& r);
+void RegisterCpuMlKernels(KernelRegistry& r);
 
 }  // namespace onyx

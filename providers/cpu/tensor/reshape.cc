@@ -197,6 +197,9 @@ class IdentityKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo&) { return Status::OK(); }
   Status Compute(KernelContext& ctx) const override {
+    // Sequences and optionals are immutable: the output shares them.
+    const Value* v = ctx.InputValue(0);
+    if (v != nullptr && !v->IsTensor()) return ctx.SetOutputValue(0, *v);
     const Tensor* X = nullptr;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
     return CopyAs(ctx, 0, *X, X->dims());
