@@ -20,9 +20,11 @@ class Graph;
 struct Dim {
   int64_t value = -1;
   std::string symbol;
+  // ONNX dimension denotation ("DATA_BATCH", ...), kept for free-dimension overrides.
+  std::string denotation;
   bool known() const { return value >= 0; }
-  static Dim Of(int64_t v) { return Dim{v, {}}; }
-  static Dim Symbol(std::string s) { return Dim{-1, std::move(s)}; }
+  static Dim Of(int64_t v) { return Dim{v, {}, {}}; }
+  static Dim Symbol(std::string s) { return Dim{-1, std::move(s), {}}; }
   bool operator==(const Dim& o) const { return value == o.value && symbol == o.symbol; }
 };
 

@@ -70,6 +70,7 @@ class Loader {
           if (d.has_dim_value()) out->dims.push_back(Dim::Of(d.dim_value()));
           else if (d.has_dim_param()) out->dims.push_back(Dim::Symbol(d.dim_param()));
           else out->dims.push_back(Dim{});
+          out->dims.back().denotation = d.denotation();
         }
         return Status::OK();
       }

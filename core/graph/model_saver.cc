@@ -57,6 +57,7 @@ class Saver {
             auto* dp = shape->add_dim();
             if (d.known()) dp->set_dim_value(d.value);
             else if (!d.symbol.empty()) dp->set_dim_param(d.symbol);
+            if (!d.denotation.empty()) dp->set_denotation(d.denotation);
           }
         }
         return Status::OK();

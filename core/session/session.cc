@@ -3,9 +3,11 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/framework/logging.h"
 #include "core/graph/shape_inference.h"
 #include "core/optimizer/optimizer.h"
 #include "core/session/execution_plan.h"
@@ -13,11 +15,35 @@
 namespace onyx {
 namespace {
 
-// Checks a fed tensor against the declared input type; the messages follow
+// Checks a fed value against the declared input type; the messages follow
 // onnxruntime's so users (and tests written for it) recognise them.
 Status CheckFeed(const ValueInfo& decl, const Value& v) {
   const TypeInfo& t = decl.type;
   if (t.kind == TypeInfo::Kind::kUnknown) return Status::OK();
+  if (t.kind == TypeInfo::Kind::kSequence) {
+    if (!v.IsSequence())
+      return MakeError(ErrorCode::kInvalidArgument, "Input '", decl.name, "' expects a sequence (", t.ToString(), ")");
+    for (size_t i = 0; i < v.items().size(); ++i) {
+      const Value& item = v.items()[i];
+      if (t.inner && t.inner->kind == TypeInfo::Kind::kTensor &&
+          (!item.IsTensor() || item.tensor().type() != t.inner->elem))
+        return MakeError(ErrorCode::kInvalidArgument, "Input '", decl.name, "' expects ", t.ToString(),
+                         " but element ", i, " is not a ", t.inner->ToString());
+    }
+    return Status::OK();
+  }
+  if (t.kind == TypeInfo::Kind::kMap) {
+    if (v.kind() != Value::Kind::kMap)
+      return MakeError(ErrorCode::kInvalidArgument, "Input '", decl.name, "' expects a map (", t.ToString(), ")");
+    return Status::OK();
+  }
+  if (t.kind == TypeInfo::Kind::kOptional) {
+    if (v.kind() == Value::Kind::kOptional) return Status::OK();
+    if (!t.inner) return Status::OK();
+    ValueInfo inner = decl;
+    inner.type = *t.inner;
+    return CheckFeed(inner, v);
+  }
   if (t.kind != TypeInfo::Kind::kTensor)
     return MakeError(ErrorCode::kNotImplemented, "input '", decl.name, "' has type ", t.ToString(),
                      ", which is not supported yet");
@@ -39,6 +65,23 @@ Status CheckFeed(const ValueInfo& decl, const Value& v) {
   if (!bad.empty())
     return MakeError(ErrorCode::kInvalidArgument, "Got invalid dimensions for input: ", decl.name,
                      " for the following indices\n", bad, " Please fix either the inputs or the model.");
+  return Status::OK();
+}
+
+// Copies a value the run did not write in place (a graph output that is an
+// input or initializer) into the caller's bound buffer.
+Status CopyIntoBound(const std::string& name, const Value& v, Tensor* bound) {
+  ONYX_CHECK_ARG(v.IsTensor(), "output '", name, "' is bound to a tensor buffer but is not a tensor");
+  const Tensor& t = v.tensor();
+  ONYX_CHECK_ARG(t.type() == bound->type() && t.dims() == bound->dims(), "output '", name, "' is bound to a ",
+                 ElemTypeName(bound->type()), ShapeToString(bound->dims()), " buffer but the model produces ",
+                 ElemTypeName(t.type()), ShapeToString(t.dims()));
+  if (&t == bound) return Status::OK();
+  if (t.type() == ElemType::kString) {
+    for (int64_t i = 0; i < t.size(); ++i) bound->data<std::string>()[i] = t.data<std::string>()[i];
+  } else if (t.bytes() > 0) {
+    std::memcpy(bound->raw(), t.raw(), t.bytes());
+  }
   return Status::OK();
 }
 
@@ -70,11 +113,64 @@ Status Session::CreateFromBytes(const SessionOptions& options, const void* data,
   return Status::OK();
 }
 
+// SessionOptions::initializers: the caller's tensors replace the model's.
+Status Session::ApplyUserInitializers(const SessionOptions& options) {
+  Graph& g = *model_.graph;
+  for (const auto& kv : options.initializers) {
+    const std::string& name = kv.first;
+    auto it = g.initializers.find(name);
+    if (it == g.initializers.end())
+      return MakeError(ErrorCode::kInvalidArgument, "add_initializer: the model has no initializer named '", name, "'");
+    const Tensor& mine = *it->second;
+    const Tensor& theirs = *kv.second;
+    if (mine.type() != theirs.type() || mine.dims() != theirs.dims())
+      return MakeError(ErrorCode::kInvalidArgument, "add_initializer: '", name, "' is ", ElemTypeName(theirs.type()),
+                       ShapeToString(theirs.dims()), " but the model's initializer is ", ElemTypeName(mine.type()),
+                       ShapeToString(mine.dims()));
+    it->second = kv.second;
+    logger_->Logf(Severity::kInfo, "initializer '", name, "' supplied by the caller");
+  }
+  return Status::OK();
+}
+
+// SessionOptions::free_dim_overrides_*: fixes symbolic dims of graph inputs.
+void Session::ApplyFreeDimensionOverrides(const SessionOptions& options) {
+  if (options.free_dim_overrides_by_name.empty() && options.free_dim_overrides_by_denotation.empty()) return;
+  std::map<std::string, int> used;
+  for (auto& in : model_.graph->inputs) {
+    if (in.type.kind != TypeInfo::Kind::kTensor || !in.type.has_shape) continue;
+    for (Dim& d : in.type.dims) {
+      if (d.known()) continue;
+      auto by_den = options.free_dim_overrides_by_denotation.find(d.denotation);
+      auto by_name = options.free_dim_overrides_by_name.find(d.symbol);
+      if (!d.denotation.empty() && by_den != options.free_dim_overrides_by_denotation.end()) {
+        ++used["denotation " + d.denotation];
+        d = Dim::Of(by_den->second);
+      } else if (!d.symbol.empty() && by_name != options.free_dim_overrides_by_name.end()) {
+        ++used["dimension " + d.symbol];
+        d = Dim::Of(by_name->second);
+      }
+    }
+  }
+  for (const auto& kv : options.free_dim_overrides_by_name)
+    if (!used.count("dimension " + kv.first))
+      logger_->Logf(Severity::kWarning, "free dimension override '", kv.first, "' matches no input dimension");
+  for (const auto& kv : options.free_dim_overrides_by_denotation)
+    if (!used.count("denotation " + kv.first))
+      logger_->Logf(Severity::kWarning, "free dimension override for denotation '", kv.first,
+                    "' matches no input dimension");
+}
+
 Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_point load_start) {
   options_ = options;
+  logger_ = std::make_unique<Logger>(options.log_id, options.log_severity, options.log_verbosity);
   if (options.enable_profiling) profiler_.Start(options.profile_file_prefix, load_start);
   auto loaded = Profiler::Clock::now();
   const Graph& g = *model_.graph;
+  logger_->Logf(Severity::kInfo, "loaded model '", g.name, "': ", g.nodes.size(), " nodes, ", g.initializers.size(),
+                " initializers, ir_version ", model_.ir_version);
+  ONYX_RETURN_IF_ERROR(ApplyUserInitializers(options));
+  ApplyFreeDimensionOverrides(options);
   for (const auto& in : g.inputs) {
     if (g.IsInitializer(in.name)) overridable_.push_back(in);
     else inputs_.push_back(in);
@@ -112,13 +208,26 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
       start = end + 1;
     }
   }
+  const size_t nodes_before = g.nodes.size();
   ONYX_RETURN_IF_ERROR(OptimizeGraph(*model_.graph, options.graph_optimization_level, disabled));
+  logger_->Logf(Severity::kInfo, "graph optimization level ", options.graph_optimization_level, ": ", nodes_before,
+                " nodes -> ", g.nodes.size());
   // What will run, before partitioning: onnxruntime's optimized_model_filepath.
   if (!options.optimized_model_filepath.empty())
     ONYX_RETURN_IF_ERROR(SaveModel(model_, options.optimized_model_filepath));
   std::vector<ExecutionProvider*> raw;
   for (auto& p : providers_) raw.push_back(p.get());
-  ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(g, raw, &plan_));
+  PlanOptions plan_options;
+  plan_options.release_intermediates = options.enable_mem_reuse;
+  plan_options.execution_order = options.execution_order;
+  if (options.cpu_allocator) plan_options.cpu_allocator = options.cpu_allocator.get();
+  else if (!options.enable_cpu_mem_arena) plan_options.cpu_allocator = GetUncachedCpuAllocator();
+  ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(g, raw, plan_options, &plan_));
+  if (logger_->Enabled(Severity::kVerbose)) {
+    std::string order;
+    for (const auto& name : plan_->NodeOrder()) order += (order.empty() ? "" : ", ") + name;
+    logger_->Log(Severity::kVerbose, "execution order: " + order);
+  }
 
   int threads = options.intra_op_threads > 0 ? options.intra_op_threads : DefaultThreadCount();
   thread_pool_ = std::make_unique<ThreadPool>(threads);
@@ -136,10 +245,10 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
 
 Status Session::Run(const RunOptions* run_options, const std::vector<std::string>& input_names,
                     const std::vector<const Value*>& feeds, const std::vector<std::string>& output_names,
-                    std::vector<Value>* outputs) const {
+                    std::vector<Value>* outputs, const std::vector<std::shared_ptr<Tensor>>* bound_outputs) const {
   ONYX_CHECK_ARG(input_names.size() == feeds.size(), "got ", input_names.size(), " input names but ", feeds.size(),
                  " input values");
-  std::vector<std::shared_ptr<Tensor>> values(plan_->num_slots());
+  std::vector<Value> values(plan_->num_slots());
   std::unordered_set<std::string> fed;
   for (size_t i = 0; i < feeds.size(); ++i) {
     const std::string& name = input_names[i];
@@ -150,7 +259,7 @@ Status Session::Run(const RunOptions* run_options, const std::vector<std::string
     ONYX_CHECK_ARG(feeds[i] != nullptr, "input '", name, "' is NULL");
     ONYX_CHECK_ARG(fed.insert(name).second, "input '", name, "' is fed more than once");
     ONYX_RETURN_IF_ERROR(CheckFeed(*decl, *feeds[i]));
-    values[plan_->SlotOf(name)] = feeds[i]->tensor_ptr();
+    values[plan_->SlotOf(name)] = *feeds[i];
   }
   std::string missing;
   for (const auto& in : inputs_)
@@ -160,17 +269,29 @@ Status Session::Run(const RunOptions* run_options, const std::vector<std::string
   std::vector<std::string> wanted = output_names;
   if (wanted.empty())
     for (const auto& o : model_.graph->outputs) wanted.push_back(o.name);
+  ONYX_CHECK_ARG(!bound_outputs || bound_outputs->size() == wanted.size(), "got ", wanted.size(),
+                 " output names but ", bound_outputs ? bound_outputs->size() : 0, " bound outputs");
   std::vector<int> out_slots;
-  for (const auto& name : wanted) {
+  std::vector<std::shared_ptr<Tensor>> presets;
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    const std::string& name = wanted[i];
     bool is_output = false;
     for (const auto& o : model_.graph->outputs) is_output = is_output || o.name == name;
     if (!is_output) return MakeError(ErrorCode::kInvalidArgument, "Invalid output name: ", name);
-    out_slots.push_back(plan_->SlotOf(name));
+    const int slot = plan_->SlotOf(name);
+    out_slots.push_back(slot);
+    if (bound_outputs && (*bound_outputs)[i]) {
+      if (presets.empty()) presets.resize(plan_->num_slots());
+      ONYX_CHECK_ARG(!presets[slot], "output '", name, "' is bound more than once");
+      // Only node outputs are written in place; others are copied in after the run.
+      if (plan_->IsNodeOutput(slot)) presets[slot] = (*bound_outputs)[i];
+    }
   }
 
   Profiler* profiler = profiler_.enabled() ? &profiler_ : nullptr;
   auto run_start = Profiler::Clock::now();
-  ONYX_RETURN_IF_ERROR(plan_->Execute(values, run_options, thread_pool_.get(), profiler));
+  ONYX_RETURN_IF_ERROR(plan_->Execute(values, presets.empty() ? nullptr : &presets, run_options,
+                                      thread_pool_.get(), profiler));
   if (profiler) {
     profiler->Record({"Session", "model_run", profiler->MicrosSinceStart(run_start),
                       std::chrono::duration_cast<std::chrono::microseconds>(Profiler::Clock::now() - run_start).count(),
@@ -180,18 +301,27 @@ Status Session::Run(const RunOptions* run_options, const std::vector<std::string
   std::vector<Value> result;
   result.reserve(out_slots.size());
   std::unordered_set<int> handed_out;
-  for (int s : out_slots) {
-    const auto& t = values[s];
-    if (!t) return MakeError(ErrorCode::kEngineError, "output slot ", s, " has no value after the run");
+  for (size_t i = 0; i < out_slots.size(); ++i) {
+    const int s = out_slots[i];
+    const Value& v = values[s];
+    if (!v.HasValue()) return MakeError(ErrorCode::kEngineError, "output '", wanted[i], "' has no value after the run");
+    if (bound_outputs && (*bound_outputs)[i]) {
+      const std::shared_ptr<Tensor>& bound = (*bound_outputs)[i];
+      ONYX_RETURN_IF_ERROR(CopyIntoBound(wanted[i], v, bound.get()));
+      result.emplace_back(bound);
+      continue;
+    }
     // Only values this run produced can be handed over without a copy; feeds
     // and initializers stay with their owners, and a name asked for twice
-    // gets a copy the second time.
-    if (plan_->IsNodeOutput(s) && handed_out.insert(s).second) result.emplace_back(t);
-    else result.emplace_back(t->Clone());
+    // gets a copy the second time. Non-tensor values share immutable data.
+    if (!v.IsTensor() || (plan_->IsNodeOutput(s) && handed_out.insert(s).second)) result.push_back(v);
+    else result.emplace_back(v.tensor().Clone());
   }
   *outputs = std::move(result);
   return Status::OK();
 }
+
+std::vector<std::string> Session::ExecutionOrder() const { return plan_->NodeOrder(); }
 
 Status Session::EndProfiling(std::string* path) const {
   std::lock_guard<std::mutex> lock(profile_mu_);
