@@ -164,9 +164,20 @@ Status SplitToSequence(InferContext& ctx) {
   return Status::OK();
 }
 
+// The input's type, or the `type` attribute's when the input is omitted.
 Status Optional(InferContext& ctx) {
+  const Attribute* a = ctx.node().Attr("type");
+  const TypeInfo* declared = a && a->type == Attribute::Type::kTypeProto && a->tp ? a->tp.get() : nullptr;
+  if (!ctx.HasInput(0)) {
+    if (declared && declared->kind != Kind::kUnknown) ctx.Output(0) = Wrap(Kind::kOptional, *declared);
+    return Status::OK();
+  }
   const TypeInfo& t = ctx.Input(0);
-  if (ctx.HasInput(0) && t.kind != Kind::kUnknown) ctx.Output(0) = Wrap(Kind::kOptional, t);
+  if (t.kind == Kind::kUnknown) return Status::OK();
+  if (declared && declared->kind == Kind::kTensor && t.kind == Kind::kTensor &&
+      declared->elem != ElemType::kUndefined && t.elem != ElemType::kUndefined && declared->elem != t.elem)
+    return ctx.Fail(StrCat("input 0 is ", t.ToString(), " but attribute 'type' says ", declared->ToString()));
+  ctx.Output(0) = Wrap(Kind::kOptional, t);
   return Status::OK();
 }
 

@@ -53,6 +53,10 @@ IMPLEMENTED_OPS = {
     "random": [
         "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli", "Multinomial",
     ],
+    "sequence": [
+        "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceErase", "SequenceAt", "SequenceLength",
+        "ConcatFromSequence", "SplitToSequence", "Optional", "OptionalHasElement", "OptionalGetElement",
+    ],
 }
 _FAMILY_OF_OP = {op: fam for fam, ops in IMPLEMENTED_OPS.items() for op in ops}
 # Ops keyed by their name as it appears in test names ("reduce_sum" -> "reducesum").

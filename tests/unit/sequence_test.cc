@@ -423,7 +423,8 @@ TEST(OptionalKernels, Optional) {
             std::string::npos)
       << msg;
   Attribute type_attr;
-  type_attr.type = static_cast<Attribute::Type>(13);  // TYPE_PROTO: its content is not needed to make an empty one
+  type_attr.type = Attribute::Type::kTypeProto;
+  type_attr.tp = std::make_shared<TypeInfo>(TypeInfo::Tensor(ElemType::kFloat));
   empty.attrs["type"] = type_attr;
   Value e = Eval(empty, {});
   ASSERT_EQ(e.kind(), Value::Kind::kOptional);
@@ -688,8 +689,14 @@ TEST(SequenceShapes, OptionalsAndZipMap) {
   zm.domain = "ai.onnx.ml";
   zm.since_version = 1;
   SetInts(zm, "classlabels_int64s", {0, 1, 2});
+  Node& none = t.N("Optional", {}, {"none"});
+  Attribute type_attr;
+  type_attr.type = Attribute::Type::kTypeProto;
+  type_attr.tp = std::make_shared<TypeInfo>(TypeInfo::Tensor(ElemType::kInt64, {Dim::Of(4)}));
+  none.attrs["type"] = type_attr;
   Status s = t.Run();
   ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(t.T("none"), "optional(tensor(int64))[4]");
   EXPECT_EQ(t.T("o"), "optional(tensor(float))[2,3]");
   EXPECT_EQ(t.T("has"), "tensor(bool)[]");
   EXPECT_EQ(t.T("got"), "tensor(float)[2,3]");
@@ -727,6 +734,18 @@ TEST(SequenceShapes, ProvableErrorsAreInvalidGraph) {
     Status s = t.Run();
     EXPECT_EQ(s.code(), ErrorCode::kInvalidGraph);
     EXPECT_NE(s.message().find("attribute axis 2 is out of range for sequence elements of rank 2"), std::string::npos)
+        << s.message();
+  }
+  {
+    InferGraph t;
+    t.Tensor("a", ElemType::kFloat, {Dim::Of(1)});
+    Attribute type_attr;
+    type_attr.type = Attribute::Type::kTypeProto;
+    type_attr.tp = std::make_shared<TypeInfo>(TypeInfo::Tensor(ElemType::kInt64));
+    t.N("Optional", {"a"}, {"o"}).attrs["type"] = type_attr;
+    Status s = t.Run();
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidGraph);
+    EXPECT_NE(s.message().find("input 0 is tensor(float) but attribute 'type' says tensor(int64)"), std::string::npos)
         << s.message();
   }
   {
