@@ -44,7 +44,7 @@ IMPLEMENTED_OPS = {
     ],
     "reduction": [
         "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1",
-        "ReduceL2", "ReduceLogSumExp",
+        "ReduceL2", "ReduceLogSumExp", "ArgMax", "ArgMin",
     ],
     "tensor": [
         "Cast", "Concat", "Constant", "ConstantOfShape", "Expand", "Gather", "Reshape", "Flatten", "Squeeze",

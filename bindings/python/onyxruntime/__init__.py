@@ -33,6 +33,7 @@ from .capi.onnxruntime_inference_collection import (
     get_device,
     get_version_string,
 )
+from . import datasets  # noqa: F401 - onnxruntime.datasets.get_example
 from .capi import onnxruntime_pybind11_state  # noqa: F401 - importable as onyxruntime.capi.onnxruntime_pybind11_state
 
 __version__ = _to_str(_api.GetVersionString())

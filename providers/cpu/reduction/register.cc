@@ -4,6 +4,11 @@ namespace onyx {
 
 void RegisterReduce(KernelRegistry& r);  // reduce.cc (ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd, ...)
 
-void RegisterCpuReductionKernels(KernelRegistry& r) { RegisterReduce(r); }
+void RegisterArgReduce(KernelRegistry& r);  // arg_reduce.cc (ArgMax, ArgMin)
+
+void RegisterCpuReductionKernels(KernelRegistry& r) {
+  RegisterReduce(r);
+  RegisterArgReduce(r);
+}
 
 }  // namespace onyx
