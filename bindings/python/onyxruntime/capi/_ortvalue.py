@@ -100,7 +100,7 @@ class _Buffer:
 
 
 class OrtValue:
-    """A value (so far always a tensor) owned by the library.
+    """A value (a tensor, sequence, map or optional) owned by the library.
 
     Build one with :meth:`ortvalue_from_numpy` or
     :meth:`ortvalue_from_shape_and_type`; InferenceSession.run accepts it
@@ -178,8 +178,7 @@ class OrtValue:
 
     def _type_and_shape(self):
         if self._kind() != _VALUE_KIND_TENSOR:
-            raise exception_for_code(9, "this OrtValue is not a tensor; only tensors are supported so far",
-                                     RuntimeError)
+            raise exception_for_code(2, "this OrtValue is a %s, not a tensor" % self.data_type(), RuntimeError)
         return _values._tensor_shape_and_type(self._value)
 
     def is_tensor(self):
@@ -206,9 +205,17 @@ class OrtValue:
         return self._type_and_shape()[0]
 
     def data_type(self):
-        """The value's type in onnxruntime's spelling, e.g. 'tensor(float)'."""
-        elem = self._type_and_shape()[0]
-        return "tensor(%s)" % _TYPE_NAMES.get(elem, "undefined")
+        """The value's type in onnxruntime's spelling, e.g. 'tensor(float)' or
+        'seq(tensor(float))'."""
+        if self._kind() == _VALUE_KIND_TENSOR:
+            elem = self._type_and_shape()[0]
+            return "tensor(%s)" % _TYPE_NAMES.get(elem, "undefined")
+        out = ffi.new("OnyxTypeInfo**")
+        check(api.ValueGetTypeInfo(self._value, out))
+        info = ffi.gc(out[0], api.TypeInfoRelease)
+        text = ffi.new("const char**")
+        check(api.TypeInfoGetTypeString(info, text))
+        return to_str(text[0])
 
     def device_name(self):
         """The device holding the data, in lower case: 'cpu'."""
