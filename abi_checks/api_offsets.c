@@ -106,3 +106,44 @@ ONYX_SLOT(SessionGetProfilingStartTimeNs, 93);
 _Static_assert(sizeof(OnyxApi) / sizeof(void*) >= 94, "OnyxApi shrank");
 
 int onyx_abi_offsets_checked(void) { return 94; }
+
+/* API version 2 */
+ONYX_SLOT(SessionCreateIoBinding, 94);
+ONYX_SLOT(IoBindingRelease, 95);
+ONYX_SLOT(IoBindingBindInput, 96);
+ONYX_SLOT(IoBindingBindOutput, 97);
+ONYX_SLOT(IoBindingBindOutputToDevice, 98);
+ONYX_SLOT(IoBindingGetBoundOutputCount, 99);
+ONYX_SLOT(IoBindingGetBoundOutputName, 100);
+ONYX_SLOT(IoBindingGetBoundOutputValue, 101);
+ONYX_SLOT(IoBindingClearBoundInputs, 102);
+ONYX_SLOT(IoBindingClearBoundOutputs, 103);
+ONYX_SLOT(IoBindingSynchronizeInputs, 104);
+ONYX_SLOT(IoBindingSynchronizeOutputs, 105);
+ONYX_SLOT(SessionRunWithBinding, 106);
+ONYX_SLOT(ValueGetTypeInfo, 107);
+ONYX_SLOT(ValueGetElementCount, 108);
+ONYX_SLOT(ValueGetElement, 109);
+ONYX_SLOT(ValueCreateSequence, 110);
+ONYX_SLOT(ValueCreateMap, 111);
+ONYX_SLOT(ValueCreateOptional, 112);
+ONYX_SLOT(SessionOptionsSetOptimizedModelFilePath, 113);
+ONYX_SLOT(SessionOptionsAddFreeDimensionOverride, 114);
+ONYX_SLOT(SessionOptionsAddFreeDimensionOverrideByName, 115);
+ONYX_SLOT(SessionOptionsAddInitializer, 116);
+ONYX_SLOT(SessionOptionsSetMemPattern, 117);
+ONYX_SLOT(SessionOptionsSetMemReuse, 118);
+ONYX_SLOT(SessionOptionsSetCpuMemArena, 119);
+ONYX_SLOT(SessionOptionsSetDeterministicCompute, 120);
+ONYX_SLOT(SessionOptionsSetExecutionOrder, 121);
+ONYX_SLOT(SessionOptionsSetLogVerbosity, 122);
+ONYX_SLOT(RunOptionsSetLogVerbosity, 123);
+ONYX_SLOT(SetGlobalSeed, 124);
+ONYX_SLOT(SetDefaultLogSeverity, 125);
+ONYX_SLOT(SetDefaultLogVerbosity, 126);
+ONYX_SLOT(SetTelemetryEnabled, 127);
+ONYX_SLOT(GetTelemetryEnabled, 128);
+ONYX_SLOT(ArenaCfgCreate, 129);
+ONYX_SLOT(ArenaCfgRelease, 130);
+ONYX_SLOT(EnvCreateAndRegisterAllocator, 131);
+ONYX_SLOT(EnvUnregisterAllocator, 132);

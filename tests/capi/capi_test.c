@@ -495,6 +495,199 @@ static size_t output_bytes(OnyxValue* v, void** data) {
   return count > 0 ? (size_t)count * sizeof(float) : 0;
 }
 
+/* ---- API version 2 -------------------------------------------------------- */
+
+/* IO binding on the real model: a pre-allocated output written in place must
+ * equal a plain run's output; errors name the fault and leave the binding usable. */
+static void test_iobinding(OnyxSession* s, const OnyxMemoryInfo* mem, const OnyxValue* input, OnyxValue* reference) {
+  OnyxIoBinding* b = NULL;
+  OnyxValue* y = NULL;
+  OnyxValue* got = NULL;
+  OnyxValue* wrong = NULL;
+  OnyxTensorTypeAndShapeInfo* info = NULL;
+  const char* out_name = NULL;
+  const char* bound_name = NULL;
+  void* ref_data = NULL;
+  void* got_data = NULL;
+  float* buf = NULL;
+  size_t rank = 0, n = 0, bytes;
+  int64_t dims[8];
+  int64_t count = 0;
+  static const int64_t wrong_shape[2] = {1, 7};
+  float wrong_buf[7];
+
+  EXPECT_CODE(g_api->SessionCreateIoBinding(NULL, &b), ONYX_INVALID_ARGUMENT);
+  if (!OK(g_api->SessionCreateIoBinding(s, &b))) return;
+  if (!OK(g_api->SessionGetOutputName(s, 0, &out_name))) goto done;
+  EXPECT_CODE(g_api->IoBindingBindInput(b, "no_such_input", input), ONYX_INVALID_ARGUMENT);
+  EXPECT_CODE(g_api->IoBindingBindOutput(b, "no_such_output", input), ONYX_INVALID_ARGUMENT);
+  EXPECT_CODE(g_api->IoBindingBindInput(b, "input", NULL), ONYX_INVALID_ARGUMENT);
+  EXPECT_CODE(g_api->SessionRunWithBinding(s, NULL, b), ONYX_INVALID_ARGUMENT); /* no output bound */
+  if (!OK(g_api->IoBindingBindInput(b, "input", input))) goto done;
+
+  /* A buffer of the reference output's shape, bound as the output. */
+  if (!OK(g_api->ValueGetTensorTypeAndShape(reference, &info))) goto done;
+  OK(g_api->TensorInfoGetDimCount(info, &rank));
+  OK(g_api->TensorInfoGetElementCount(info, &count));
+  if (rank <= 8) OK(g_api->TensorInfoGetDims(info, dims, rank));
+  g_api->TensorTypeAndShapeInfoRelease(info);
+  bytes = (size_t)count * sizeof(float);
+  buf = (float*)calloc((size_t)count, sizeof(float));
+  if (buf == NULL || rank > 8) goto done;
+  if (!OK(g_api->ValueCreateTensorWithData(mem, buf, bytes, dims, rank, ONYX_TYPE_FLOAT, &y))) goto done;
+
+  /* Wrong shape first: the run fails, the buffer of the wrong size is untouched. */
+  if (OK(g_api->ValueCreateTensorWithData(mem, wrong_buf, sizeof(wrong_buf), wrong_shape, 2, ONYX_TYPE_FLOAT, &wrong))) {
+    OK(g_api->IoBindingBindOutput(b, out_name, wrong));
+    g_api->ValueRelease(wrong); /* the binding holds its own reference */
+    EXPECT_CODE(g_api->SessionRunWithBinding(s, NULL, b), ONYX_INVALID_ARGUMENT);
+  }
+  OK(g_api->IoBindingBindOutput(b, out_name, y)); /* replaces the wrong one */
+  if (OK(g_api->IoBindingGetBoundOutputCount(b, &n))) CHECK(n == 1, "one bound output, got %zu", n);
+  if (OK(g_api->IoBindingGetBoundOutputName(b, 0, &bound_name)))
+    CHECK(strcmp(bound_name, out_name) == 0, "bound output name");
+  if (OK(g_api->SessionRunWithBinding(s, NULL, b))) {
+    output_bytes(reference, &ref_data);
+    CHECK(ref_data != NULL && memcmp(buf, ref_data, bytes) == 0, "bound output equals a plain run's output");
+    if (OK(g_api->IoBindingGetBoundOutputValue(b, 0, &got)) && OK(g_api->ValueGetTensorData(got, &got_data)))
+      CHECK(got_data == (void*)buf, "the bound output is the caller's buffer (no copy)");
+  }
+  wrong = NULL;
+  EXPECT_CODE(g_api->IoBindingGetBoundOutputValue(b, 5, &wrong), ONYX_INVALID_ARGUMENT);
+  CHECK(wrong == NULL, "out left unchanged on failure");
+  OK(g_api->IoBindingSynchronizeInputs(b));
+  OK(g_api->IoBindingSynchronizeOutputs(b));
+  g_api->IoBindingClearBoundInputs(b);
+  EXPECT_CODE(g_api->SessionRunWithBinding(s, NULL, b), ONYX_INVALID_ARGUMENT); /* missing input */
+  g_api->IoBindingClearBoundOutputs(b);
+  if (OK(g_api->IoBindingGetBoundOutputCount(b, &n))) CHECK(n == 0, "cleared outputs");
+done:
+  g_api->ValueRelease(got);
+  g_api->ValueRelease(y);
+  g_api->IoBindingRelease(b);
+  free(buf);
+}
+
+/* Sequences, maps and optionals built and taken apart through the C API. */
+static void test_non_tensor_values(const OnyxMemoryInfo* mem) {
+  float a[2] = {1.f, 2.f};
+  int64_t keys[2] = {10, 20};
+  static const int64_t shape[1] = {2};
+  OnyxValue* ta = NULL;
+  OnyxValue* tk = NULL;
+  OnyxValue* seq = NULL;
+  OnyxValue* map = NULL;
+  OnyxValue* opt = NULL;
+  OnyxValue* empty = NULL;
+  OnyxValue* item = NULL;
+  OnyxTypeInfo* ti = NULL;
+  const char* type = NULL;
+  const OnyxValue* items[2];
+  size_t n = 0;
+  OnyxValueKind kind = ONYX_VALUE_UNKNOWN;
+
+  if (!OK(g_api->ValueCreateTensorWithData(mem, a, sizeof(a), shape, 1, ONYX_TYPE_FLOAT, &ta))) return;
+  if (!OK(g_api->ValueCreateTensorWithData(mem, keys, sizeof(keys), shape, 1, ONYX_TYPE_INT64, &tk))) goto done;
+  items[0] = ta;
+  items[1] = ta;
+  if (OK(g_api->ValueCreateSequence(items, 2, &seq))) {
+    if (OK(g_api->ValueGetKind(seq, &kind))) CHECK(kind == ONYX_VALUE_SEQUENCE, "sequence kind");
+    if (OK(g_api->ValueGetElementCount(seq, &n))) CHECK(n == 2, "sequence length");
+    if (OK(g_api->ValueGetTypeInfo(seq, &ti)) && OK(g_api->TypeInfoGetTypeString(ti, &type)))
+      CHECK(strcmp(type, "seq(tensor(float))") == 0, "sequence type %s", type);
+    g_api->TypeInfoRelease(ti);
+    ti = NULL;
+    EXPECT_CODE(g_api->ValueGetElement(seq, 2, &item), ONYX_INVALID_ARGUMENT);
+    if (OK(g_api->ValueGetElement(seq, 1, &item))) {
+      void* d = NULL;
+      if (OK(g_api->ValueGetTensorData(item, &d))) CHECK(d == (void*)a, "sequence items share their tensor");
+      g_api->ValueRelease(item);
+      item = NULL;
+    }
+  }
+  items[1] = tk;
+  EXPECT_CODE(g_api->ValueCreateSequence(items, 2, &item), ONYX_INVALID_ARGUMENT); /* mixed element types */
+  EXPECT_CODE(g_api->ValueCreateSequence(NULL, 1, &item), ONYX_INVALID_ARGUMENT);
+  EXPECT_CODE(g_api->ValueGetElementCount(ta, &n), ONYX_INVALID_ARGUMENT); /* a tensor has no elements */
+  if (OK(g_api->ValueCreateMap(tk, ta, &map))) {
+    if (OK(g_api->ValueGetTypeInfo(map, &ti)) && OK(g_api->TypeInfoGetTypeString(ti, &type)))
+      CHECK(strcmp(type, "map(int64,tensor(float))") == 0, "map type %s", type);
+    g_api->TypeInfoRelease(ti);
+    if (OK(g_api->ValueGetElementCount(map, &n))) CHECK(n == 2, "a map has keys and values");
+  }
+  EXPECT_CODE(g_api->ValueCreateMap(ta, ta, &item), ONYX_INVALID_ARGUMENT); /* float keys */
+  if (OK(g_api->ValueCreateOptional(NULL, &empty)) && OK(g_api->ValueGetElementCount(empty, &n)))
+    CHECK(n == 0, "empty optional");
+  if (OK(g_api->ValueCreateOptional(ta, &opt)) && OK(g_api->ValueGetElementCount(opt, &n)))
+    CHECK(n == 1, "optional with a value");
+done:
+  g_api->ValueRelease(opt);
+  g_api->ValueRelease(empty);
+  g_api->ValueRelease(map);
+  g_api->ValueRelease(seq);
+  g_api->ValueRelease(tk);
+  g_api->ValueRelease(ta);
+}
+
+static void test_v2_options_and_settings(const OnyxMemoryInfo* mem) {
+  OnyxSessionOptions* o = NULL;
+  OnyxRunOptions* ro = NULL;
+  OnyxArenaCfg* cfg = NULL;
+  OnyxEnv* env = NULL;
+  OnyxValue* w = NULL;
+  OnyxMemoryInfo* cuda = NULL;
+  float data[3] = {1.f, 2.f, 3.f};
+  static const int64_t shape[1] = {3};
+  int on = -1;
+
+  if (!OK(g_api->SessionOptionsCreate(&o))) return;
+  OK(g_api->SessionOptionsSetOptimizedModelFilePath(o, ""));
+  OK(g_api->SessionOptionsAddFreeDimensionOverride(o, "DATA_BATCH", 1));
+  OK(g_api->SessionOptionsAddFreeDimensionOverrideByName(o, "batch", 1));
+  EXPECT_CODE(g_api->SessionOptionsAddFreeDimensionOverrideByName(o, "batch", -1), ONYX_INVALID_ARGUMENT);
+  EXPECT_CODE(g_api->SessionOptionsAddFreeDimensionOverrideByName(o, "", 1), ONYX_INVALID_ARGUMENT);
+  OK(g_api->SessionOptionsSetMemPattern(o, 0));
+  OK(g_api->SessionOptionsSetMemReuse(o, 1));
+  OK(g_api->SessionOptionsSetCpuMemArena(o, 0));
+  OK(g_api->SessionOptionsSetDeterministicCompute(o, 1));
+  OK(g_api->SessionOptionsSetExecutionOrder(o, ONYX_EXECUTION_ORDER_PRIORITY_BASED));
+  EXPECT_CODE(g_api->SessionOptionsSetExecutionOrder(o, (OnyxExecutionOrder)7), ONYX_INVALID_ARGUMENT);
+  OK(g_api->SessionOptionsSetLogVerbosity(o, 1));
+  EXPECT_CODE(g_api->SessionOptionsSetLogVerbosity(o, -1), ONYX_INVALID_ARGUMENT);
+  if (OK(g_api->ValueCreateTensorWithData(mem, data, sizeof(data), shape, 1, ONYX_TYPE_FLOAT, &w))) {
+    OK(g_api->SessionOptionsAddInitializer(o, "W", w));
+    g_api->ValueRelease(w); /* the options keep a reference */
+  }
+  EXPECT_CODE(g_api->SessionOptionsAddInitializer(o, "W", NULL), ONYX_INVALID_ARGUMENT);
+  if (OK(g_api->RunOptionsCreate(&ro))) {
+    OK(g_api->RunOptionsSetLogVerbosity(ro, 2));
+    g_api->RunOptionsRelease(ro);
+  }
+  g_api->SessionOptionsRelease(o);
+
+  OK(g_api->SetGlobalSeed(42));
+  OK(g_api->SetDefaultLogVerbosity(0));
+  EXPECT_CODE(g_api->SetDefaultLogSeverity(9), ONYX_INVALID_ARGUMENT);
+  OK(g_api->SetDefaultLogSeverity(ONYX_LOG_WARNING));
+  OK(g_api->SetTelemetryEnabled(1));
+  if (OK(g_api->GetTelemetryEnabled(&on))) CHECK(on == 1, "telemetry setting recorded");
+  OK(g_api->SetTelemetryEnabled(0));
+
+  EXPECT_CODE(g_api->ArenaCfgCreate(0, 5, -1, -1, &cfg), ONYX_INVALID_ARGUMENT);
+  if (OK(g_api->ArenaCfgCreate(1u << 20, -1, -1, -1, &cfg)) && OK(g_api->EnvCreate(ONYX_LOG_WARNING, "v2", &env))) {
+    OK(g_api->EnvCreateAndRegisterAllocator(env, mem, cfg));
+    OK(g_api->EnvCreateAndRegisterAllocator(env, mem, NULL)); /* replaces */
+    if (OK(g_api->MemoryInfoCreate("Cuda", ONYX_ARENA_ALLOCATOR, 0, ONYX_MEM_DEFAULT, &cuda))) {
+      EXPECT_CODE(g_api->EnvCreateAndRegisterAllocator(env, cuda, cfg), ONYX_INVALID_ARGUMENT);
+      g_api->MemoryInfoRelease(cuda);
+    }
+    OK(g_api->EnvUnregisterAllocator(env, mem));
+    EXPECT_CODE(g_api->EnvUnregisterAllocator(env, mem), ONYX_INVALID_ARGUMENT);
+  }
+  g_api->EnvRelease(env);
+  g_api->ArenaCfgRelease(cfg);
+}
+
 int main(int argc, char** argv) {
   OnyxEnv* env = NULL;
   OnyxSessionOptions* opts = NULL;
@@ -563,6 +756,7 @@ int main(int argc, char** argv) {
 
     test_run_errors(session, mem, x, input);
     test_terminate(session, input);
+    if (out1 != NULL) test_iobinding(session, mem, input, out1);
 
     /* The session is still usable after every error, and runs are deterministic. */
     out2 = run_once(session, NULL, input, 1);
@@ -577,6 +771,8 @@ int main(int argc, char** argv) {
   }
   test_value_errors_and_kinds(mem, x);
   test_deleter(mem);
+  test_non_tensor_values(mem);
+  test_v2_options_and_settings(mem);
 
   g_api->ValueRelease(out1);
   g_api->ValueRelease(out2);
