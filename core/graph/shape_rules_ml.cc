@@ -1,4 +1,4 @@
-// Shape rules: ai.onnx.ml operators.
+// Shape rules: ai.onnx.ml operators (ZipMap, LinearClassifier, Normalizer).
 #include "core/graph/shape_inference.h"
 
 namespace onyx {
@@ -24,9 +24,40 @@ Status ZipMap(InferContext& ctx) {
   return Status::OK();
 }
 
+// The rows of a [N, F] or [F] feature input (one for [F]); unknown otherwise.
+Dim Rows(InferContext& ctx) {
+  if (!ctx.HasShape(0)) return Dim{};
+  const std::vector<Dim>& d = ctx.Dims(0);
+  return d.size() == 2 ? d[0] : d.size() == 1 ? Dim::Of(1) : Dim{};
+}
+
+// LinearClassifier: labels [N] of the labels' type, scores [N, E] of float,
+// one column per class label (two for a binary model's one row).
+Status LinearClassifier(InferContext& ctx) {
+  const Attribute* ints = ctx.node().Attr("classlabels_ints");
+  const Attribute* strs = ctx.node().Attr("classlabels_strings");
+  const size_t n_ints = ints ? ints->ints.size() : 0, n_strs = strs ? strs->strings.size() : 0;
+  if ((n_ints == 0) == (n_strs == 0)) return Status::OK();  // the kernel reports it
+  const Dim rows = Rows(ctx);
+  ctx.SetTensor(0, n_ints ? ElemType::kInt64 : ElemType::kString, {rows});
+  ctx.SetTensor(1, ElemType::kFloat, {rows, Dim::Of(static_cast<int64_t>(n_ints + n_strs))});
+  return Status::OK();
+}
+
+// Normalizer: float, the input's shape.
+Status Normalizer(InferContext& ctx) {
+  if (ctx.HasShape(0)) ctx.SetTensor(0, ElemType::kFloat, ctx.Dims(0));
+  else ctx.SetTensor(0, ElemType::kFloat);
+  return Status::OK();
+}
+
 }  // namespace
 
-void RegisterMlRules(RuleMap& m) { m["ai.onnx.ml:ZipMap"] = ZipMap; }
+void RegisterMlRules(RuleMap& m) {
+  m["ai.onnx.ml:ZipMap"] = ZipMap;
+  m["ai.onnx.ml:LinearClassifier"] = LinearClassifier;
+  m["ai.onnx.ml:Normalizer"] = Normalizer;
+}
 
 }  // namespace shape_inference
 }  // namespace onyx

@@ -2,9 +2,15 @@
 
 namespace onyx {
 
-void RegisterZipMap(KernelRegistry& r);  // zipmap.cc
+void RegisterLinearClassifier(KernelRegistry& r);  // linear_classifier.cc
+void RegisterNormalizer(KernelRegistry& r);        // normalizer.cc
+void RegisterZipMap(KernelRegistry& r);            // zipmap.cc
 
 // Operators of the ai.onnx.ml domain.
-void RegisterCpuMlKernels(KernelRegistry& r) { RegisterZipMap(r); }
+void RegisterCpuMlKernels(KernelRegistry& r) {
+  RegisterLinearClassifier(r);
+  RegisterNormalizer(r);
+  RegisterZipMap(r);
+}
 
 }  // namespace onyx

@@ -1,0 +1,83 @@
+#include "providers/cpu/ml/ml_common.h"
+
+#include <algorithm>
+
+namespace onyx {
+namespace ml {
+
+Status ParsePostTransform(const std::string& s, const std::string& node, PostTransform* out) {
+  if (s == "NONE") *out = PostTransform::kNone;
+  else if (s == "SOFTMAX") *out = PostTransform::kSoftmax;
+  else if (s == "LOGISTIC") *out = PostTransform::kLogistic;
+  else if (s == "SOFTMAX_ZERO") *out = PostTransform::kSoftmaxZero;
+  else if (s == "PROBIT") *out = PostTransform::kProbit;
+  else
+    return MakeError(ErrorCode::kInvalidGraph, node, ": attribute post_transform '", s,
+                     "' is not one of NONE, SOFTMAX, LOGISTIC, SOFTMAX_ZERO, PROBIT");
+  return Status::OK();
+}
+
+Status ToFloat(const Tensor& x, const std::string& node, std::vector<float>* out) {
+  const int64_t n = x.size();
+  out->resize(static_cast<size_t>(n));
+  float* y = out->data();
+  switch (x.type()) {
+    case ElemType::kFloat: std::copy(x.data<float>(), x.data<float>() + n, y); break;
+    case ElemType::kDouble: for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(x.data<double>()[i]); break;
+    case ElemType::kInt64: for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(x.data<int64_t>()[i]); break;
+    case ElemType::kInt32: for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(x.data<int32_t>()[i]); break;
+    default:
+      return MakeError(ErrorCode::kInvalidArgument, node, ": input 0 must be float, double, int64 or int32, got ",
+                       ElemTypeName(x.type()));
+  }
+  return Status::OK();
+}
+
+float Probit(float p) {
+  const float x = 2.f * p - 1.f;
+  const float sign = x < 0 ? -1.f : 1.f;
+  const float one_minus_sq = (1.f - x) * (1.f + x);
+  if (one_minus_sq == 0.f) return 0.f;
+  constexpr float kA = 0.147f;
+  constexpr float kTwoOverPiA = 2.f / (3.14159265358979f * kA);
+  const float ln = std::log(one_minus_sq);
+  const float v = kTwoOverPiA + 0.5f * ln;
+  return 1.41421356f * sign * std::sqrt(std::sqrt(v * v - ln / kA) - v);
+}
+
+void TransformRow(PostTransform t, float* row, int64_t n) {
+  if (n <= 0) return;
+  switch (t) {
+    case PostTransform::kNone:
+      return;
+    case PostTransform::kLogistic:
+      for (int64_t i = 0; i < n; ++i) row[i] = Logistic(row[i]);
+      return;
+    case PostTransform::kProbit:
+      for (int64_t i = 0; i < n; ++i) row[i] = Probit(row[i]);
+      return;
+    case PostTransform::kSoftmax: {
+      const float mx = *std::max_element(row, row + n);
+      float sum = 0.f;
+      for (int64_t i = 0; i < n; ++i) sum += row[i] = std::exp(row[i] - mx);
+      for (int64_t i = 0; i < n; ++i) row[i] /= sum;
+      return;
+    }
+    case PostTransform::kSoftmaxZero: {
+      // Softmax over the non-zero scores; a zero score stays (almost) zero.
+      const float mx = *std::max_element(row, row + n);
+      const float exp_neg_max = std::exp(-mx);
+      float sum = 0.f;
+      for (int64_t i = 0; i < n; ++i) {
+        row[i] = std::fabs(row[i]) > 1e-7f ? std::exp(row[i] - mx) : row[i] * exp_neg_max;
+        sum += row[i];
+      }
+      // All zero: onnx's reference writes 0.5 everywhere (onnxruntime divides by zero).
+      for (int64_t i = 0; i < n; ++i) row[i] = sum == 0.f ? 0.5f : row[i] / sum;
+      return;
+    }
+  }
+}
+
+}  // namespace ml
+}  // namespace onyx
