@@ -209,7 +209,15 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
     }
   }
   const size_t nodes_before = g.nodes.size();
+  const auto optimize_start = Profiler::Clock::now();
   ONYX_RETURN_IF_ERROR(OptimizeGraph(*model_.graph, options.graph_optimization_level, disabled));
+  if (profiler_.enabled()) {
+    profiler_.Record({"Session", "graph_optimization", profiler_.MicrosSinceStart(optimize_start),
+                      std::chrono::duration_cast<std::chrono::microseconds>(Profiler::Clock::now() - optimize_start)
+                          .count(),
+                      0,
+                      {{"nodes_before", std::to_string(nodes_before)}, {"nodes_after", std::to_string(g.nodes.size())}}});
+  }
   logger_->Logf(Severity::kInfo, "graph optimization level ", options.graph_optimization_level, ": ", nodes_before,
                 " nodes -> ", g.nodes.size());
   // What will run, before partitioning: onnxruntime's optimized_model_filepath.
@@ -220,6 +228,7 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   PlanOptions plan_options;
   plan_options.release_intermediates = options.enable_mem_reuse;
   plan_options.execution_order = options.execution_order;
+  plan_options.mem_pattern = options.enable_mem_pattern;
   if (options.cpu_allocator) plan_options.cpu_allocator = options.cpu_allocator.get();
   else if (!options.enable_cpu_mem_arena) plan_options.cpu_allocator = GetUncachedCpuAllocator();
   ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(g, raw, plan_options, &plan_));

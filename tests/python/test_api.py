@@ -591,3 +591,29 @@ def test_run_releases_the_gil(onyx):
     finally:
         sys.setswitchinterval(old)
     assert not observed["done_when_main_resumed"], "the main thread was blocked for the whole run (%.3fs)" % elapsed
+
+
+def test_profile_of_a_real_model_has_one_event_per_executed_node(onyx, model_files, tmp_path):
+    import json
+
+    import onnx
+
+    path = model_files.path("mobilenetv2")
+    so = onyx.SessionOptions()
+    so.enable_profiling = True
+    so.profile_file_prefix = str(tmp_path / "mnv2_")
+    # Unoptimized, so the executed nodes are exactly the model's.
+    so.graph_optimization_level = onyx.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = onyx.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    x = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    sess.run(None, {sess.get_inputs()[0].name: x})
+    with open(sess.end_profiling()) as f:
+        events = json.load(f)
+    nodes = onnx.load(path, load_external_data=False).graph.node
+    kernel = [e for e in events if e.get("cat") == "Node" and e["name"].endswith("_kernel_time")]
+    assert sorted(e["name"] for e in kernel) == sorted(n.name + "_kernel_time" for n in nodes)
+    assert {e["args"]["op_name"] for e in kernel} == {n.op_type for n in nodes}
+    session_events = {e["name"] for e in events if e.get("cat") == "Session"}
+    assert "session_initialization" in session_events and "model_run" in session_events
+    if not _is_ort(onyx):
+        assert {"model_loading", "graph_optimization"} <= session_events
