@@ -1,22 +1,212 @@
 #include "core/session/execution_plan.h"
 
+#include <algorithm>
+#include <numeric>
+#include <optional>
 #include <thread>
 #include <unordered_set>
 
 namespace onyx {
+
+// Offsets and sizes in a pattern block are multiples of this (the CPU
+// allocator's alignment, and a cache line).
+constexpr size_t kPatternAlign = 64;
+// Input signatures a plan keeps patterns for; a model fed ever new shapes
+// starts over rather than grow without bound.
+constexpr size_t kMaxPatterns = 8;
+
+struct MemPattern {
+  // The k-th allocation the run makes from the block: its slot, its bytes
+  // (rounded up to kPatternAlign) and where it lies.
+  std::vector<int> slots;
+  std::vector<size_t> sizes;
+  std::vector<size_t> offsets;
+  size_t total = 0;
+};
+
+// With a pattern for the run's input signature, hands out the intermediates'
+// memory from one block; without, records the allocations and, when the run
+// succeeds, lays them out into a pattern for the next run.
+class MemPatternRun {
+ public:
+  // `values` holds the feeds only (constants not yet placed).
+  MemPatternRun(const ExecutionPlan& plan, const std::vector<Value>& values);
+  void BeginStep(int step) { step_ = step; }
+  // Memory for output `slot` from the block, or null to allocate it the
+  // ordinary way (not eligible, recording, or the run left the pattern).
+  std::shared_ptr<Tensor> Allocate(int slot, ElemType type, const Dims& dims);
+  // Called before `slot` is released after its last reader.
+  void Releasing(int slot, const Value& v);
+  // After a successful run: stores what was recorded.
+  void Finish();
+
+ private:
+  struct Record {
+    int slot;
+    size_t size;
+    int start;  // the step that produced it
+  };
+  void DropPattern();
+  std::shared_ptr<const MemPattern> Plan() const;
+
+  const ExecutionPlan& plan_;
+  std::vector<int64_t> key_;
+  std::shared_ptr<const std::vector<bool>> eligible_;
+  uint64_t generation_ = 0;
+  std::shared_ptr<const MemPattern> pattern_;  // null while recording
+  std::shared_ptr<void> block_;                // allocated on first use
+  size_t next_ = 0;
+  std::vector<Record> records_;
+  int step_ = 0;
+  // Set when the run stops following (or recording) a pattern: its
+  // allocations no longer match, or a tensor outlived its planned lifetime.
+  // Later allocations are ordinary, so nothing placed after that point can
+  // overlap memory still in use.
+  bool stopped_ = false;
+};
+
+namespace {
+
+void AppendSignature(const Value& v, std::vector<int64_t>* key) {
+  key->push_back(static_cast<int64_t>(v.kind()));
+  if (v.IsTensor()) {
+    const Tensor& t = v.tensor();
+    key->push_back(static_cast<int64_t>(t.type()));
+    key->push_back(static_cast<int64_t>(t.rank()));
+    key->insert(key->end(), t.dims().begin(), t.dims().end());
+  } else if (v.kind() == Value::Kind::kSequence || v.kind() == Value::Kind::kMap ||
+             v.kind() == Value::Kind::kOptional) {
+    key->push_back(static_cast<int64_t>(v.items().size()));
+    for (const Value& item : v.items()) AppendSignature(item, key);
+  }
+}
+
+}  // namespace
+
+MemPatternRun::MemPatternRun(const ExecutionPlan& plan, const std::vector<Value>& values) : plan_(plan) {
+  for (int s : plan.input_slots_) AppendSignature(values[s], &key_);
+  std::lock_guard<std::mutex> lock(plan.pattern_mu_);
+  eligible_ = plan.pattern_eligible_;
+  generation_ = plan.pattern_generation_;
+  auto it = plan.patterns_.find(key_);
+  if (it != plan.patterns_.end()) pattern_ = it->second;
+}
+
+std::shared_ptr<Tensor> MemPatternRun::Allocate(int slot, ElemType type, const Dims& dims) {
+  // Strings need constructed storage; empty tensors and invalid shapes take
+  // the ordinary path (which reports the latter).
+  if (stopped_ || !(*eligible_)[slot] || type == ElemType::kString) return nullptr;
+  const int64_t n = ShapeSize(dims);
+  if (n <= 0) return nullptr;
+  const size_t bytes = StorageBytes(type, static_cast<size_t>(n));
+  if (bytes == 0) return nullptr;
+  const size_t size = (bytes + kPatternAlign - 1) / kPatternAlign * kPatternAlign;
+  if (!pattern_) {
+    records_.push_back({slot, size, step_});
+    return nullptr;
+  }
+  const size_t k = next_++;
+  if (k >= pattern_->slots.size() || pattern_->slots[k] != slot || pattern_->sizes[k] != size) {
+    // Shapes that depend on data, not only on the inputs' shapes: this
+    // signature needs a new recording.
+    stopped_ = true;
+    DropPattern();
+    return nullptr;
+  }
+  if (!block_) {
+    Allocator* alloc = plan_.pattern_allocator_;
+    void* p = alloc->Alloc(pattern_->total);
+    block_ = std::shared_ptr<void>(p, [alloc](void* q) { alloc->Free(q); });
+  }
+  return std::make_shared<Tensor>(type, dims, block_, static_cast<char*>(block_.get()) + pattern_->offsets[k],
+                                  plan_.pattern_allocator_->Info());
+}
+
+void MemPatternRun::Releasing(int slot, const Value& v) {
+  if (!(*eligible_)[slot] || !v.IsTensor() || v.tensor_ptr().use_count() <= 1) return;
+  // Something still holds the tensor (a sequence or optional built from it),
+  // so its bytes must not be reused: never place this slot in a pattern.
+  stopped_ = true;
+  std::lock_guard<std::mutex> lock(plan_.pattern_mu_);
+  if ((*plan_.pattern_eligible_)[slot]) {
+    auto eligible = std::make_shared<std::vector<bool>>(*plan_.pattern_eligible_);
+    (*eligible)[slot] = false;
+    plan_.pattern_eligible_ = std::move(eligible);
+    ++plan_.pattern_generation_;
+    plan_.patterns_.clear();
+  }
+}
+
+void MemPatternRun::DropPattern() {
+  std::lock_guard<std::mutex> lock(plan_.pattern_mu_);
+  auto it = plan_.patterns_.find(key_);
+  if (it != plan_.patterns_.end() && it->second == pattern_) plan_.patterns_.erase(it);
+}
+
+std::shared_ptr<const MemPattern> MemPatternRun::Plan() const {
+  // Largest first, each at the lowest offset free of every placed allocation
+  // whose lifetime overlaps its own. Lifetimes are inclusive step ranges: a
+  // tensor released after step i is still read by step i, so it must not
+  // share bytes with an output of step i.
+  const size_t n = records_.size();
+  auto pattern = std::make_shared<MemPattern>();
+  pattern->slots.resize(n);
+  pattern->sizes.resize(n);
+  pattern->offsets.assign(n, 0);
+  std::vector<int> end(n);
+  for (size_t k = 0; k < n; ++k) {
+    pattern->slots[k] = records_[k].slot;
+    pattern->sizes[k] = records_[k].size;
+    end[k] = std::max(records_[k].start, plan_.slot_end_[records_[k].slot]);
+  }
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return records_[a].size > records_[b].size; });
+  std::vector<size_t> placed;
+  std::vector<std::pair<size_t, size_t>> busy;  // [offset, end) of overlapping placed allocations
+  for (size_t k : order) {
+    busy.clear();
+    for (size_t j : placed)
+      if (records_[k].start <= end[j] && records_[j].start <= end[k])
+        busy.emplace_back(pattern->offsets[j], pattern->offsets[j] + pattern->sizes[j]);
+    std::sort(busy.begin(), busy.end());
+    size_t offset = 0;
+    for (const auto& b : busy) {
+      if (b.first >= offset + records_[k].size) break;
+      offset = std::max(offset, b.second);
+    }
+    pattern->offsets[k] = offset;
+    pattern->total = std::max(pattern->total, offset + records_[k].size);
+    placed.push_back(k);
+  }
+  return pattern;
+}
+
+void MemPatternRun::Finish() {
+  if (pattern_ || stopped_) return;
+  std::shared_ptr<const MemPattern> planned = Plan();
+  std::lock_guard<std::mutex> lock(plan_.pattern_mu_);
+  // A slot found shared since this run started may be among the records.
+  if (generation_ != plan_.pattern_generation_) return;
+  if (plan_.patterns_.size() >= kMaxPatterns && !plan_.patterns_.count(key_)) plan_.patterns_.clear();
+  plan_.patterns_[key_] = std::move(planned);
+}
+
 namespace {
 
 class RunContext final : public KernelContext {
  public:
   RunContext(std::vector<Value>& values, const std::vector<int>& inputs, const std::vector<int>& outputs,
              const std::vector<std::shared_ptr<Tensor>>* presets, const std::vector<std::string>& slot_names,
-             Allocator* alloc, ThreadPool* threads, const RunOptions* ro)
+             Allocator* alloc, MemPatternRun* pattern, ThreadPool* threads, const RunOptions* ro)
       : values_(values),
         inputs_(inputs),
         outputs_(outputs),
         presets_(presets),
         slot_names_(slot_names),
         alloc_(alloc),
+        pattern_(pattern),
         threads_(threads),
         run_options_(ro) {}
 
@@ -45,7 +235,9 @@ class RunContext final : public KernelContext {
       values_[slot] = Value(bound);
       return bound.get();
     }
-    auto t = std::make_shared<Tensor>(type, dims, alloc_);
+    std::shared_ptr<Tensor> t;
+    if (pattern_) t = pattern_->Allocate(slot, type, dims);
+    if (!t) t = std::make_shared<Tensor>(type, dims, alloc_);
     Tensor* raw = t.get();
     values_[slot] = Value(std::move(t));
     return raw;
@@ -68,6 +260,7 @@ class RunContext final : public KernelContext {
   const std::vector<std::shared_ptr<Tensor>>* presets_;
   const std::vector<std::string>& slot_names_;
   Allocator* alloc_;
+  MemPatternRun* pattern_;
   ThreadPool* threads_;
   const RunOptions* run_options_;
 };
@@ -219,7 +412,7 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
     plan->slot_of_[name] = s;
     return s;
   };
-  for (const auto& in : graph.inputs) slot(in.name);
+  for (const auto& in : graph.inputs) plan->input_slots_.push_back(slot(in.name));
   for (const auto& kv : graph.initializers) {
     // Filled before each run only where no feed (of an overridable
     // initializer) already took the slot.
@@ -299,8 +492,50 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
       if (last_use[s] >= 0 && !keep.count(static_cast<int>(s)))
         plan->steps_[last_use[s]].release.push_back(static_cast<int>(s));
   }
+  if (options.mem_pattern) plan->PrepareMemPattern(graph, keep);
   *out = std::move(plan);
   return Status::OK();
+}
+
+void ExecutionPlan::PrepareMemPattern(const Graph& graph, const std::unordered_set<int>& keep) {
+  const size_t n = slot_names_.size();
+  slot_end_.assign(n, steps_.empty() ? 0 : static_cast<int>(steps_.size()) - 1);
+  for (size_t i = 0; i < steps_.size(); ++i)
+    for (int s : steps_[i].release) slot_end_[s] = static_cast<int>(i);
+  // Slots whose declared or inferred type is not a tensor; unknown ones are
+  // left to the run (only Output() tensors ever come from the block).
+  auto non_tensor = [&](int s) {
+    auto it = graph.value_types.find(slot_names_[s]);
+    return it != graph.value_types.end() && it->second.kind != TypeInfo::Kind::kUnknown &&
+           it->second.kind != TypeInfo::Kind::kTensor;
+  };
+  auto eligible = std::make_shared<std::vector<bool>>(n, false);
+  for (const Step& st : steps_)
+    for (int s : st.outputs)
+      if (s >= 0 && !keep.count(s) && !non_tensor(s)) (*eligible)[s] = true;
+  // Sequences, maps and optionals share the tensors they are built from, so
+  // those tensors live past their last reader. (A run that finds one anyway
+  // excludes it then; see MemPatternRun::Releasing.)
+  for (const Step& st : steps_) {
+    if (std::none_of(st.outputs.begin(), st.outputs.end(), [&](int s) { return s >= 0 && non_tensor(s); })) continue;
+    for (int s : st.inputs)
+      if (s >= 0) (*eligible)[s] = false;
+    for (const auto& implicit : st.node->implicit_inputs) {
+      int s = SlotOf(implicit);
+      if (s >= 0) (*eligible)[s] = false;
+    }
+  }
+  // One block comes from one allocator: with outputs spread over several,
+  // patterns stay off.
+  Allocator* alloc = nullptr;
+  for (const Step& st : steps_)
+    for (int s : st.outputs) {
+      if (s < 0 || !(*eligible)[s]) continue;
+      if (alloc && alloc != st.allocator) return;
+      alloc = st.allocator;
+    }
+  pattern_allocator_ = alloc;
+  pattern_eligible_ = std::move(eligible);
 }
 
 std::vector<std::string> ExecutionPlan::NodeOrder() const {
@@ -353,9 +588,12 @@ void ExecutionPlan::RecordNode(Profiler* profiler, const Step& step, const std::
 
 Status ExecutionPlan::Execute(std::vector<Value>& values, const std::vector<std::shared_ptr<Tensor>>* presets,
                               const RunOptions* run_options, ThreadPool* threads, Profiler* profiler) const {
+  std::optional<MemPatternRun> pattern;
+  if (pattern_allocator_) pattern.emplace(*this, values);
   for (const auto& c : constants_)
     if (!values[c.first].HasValue()) values[c.first] = Value(c.second);
   for (const Step& step : steps_) {
+    if (pattern) pattern->BeginStep(static_cast<int>(&step - steps_.data()));
     if (run_options && run_options->terminate.load())
       return MakeError(ErrorCode::kRuntimeException, "Exiting due to terminate flag being set to true.");
     for (int s : step.inputs) {
@@ -363,7 +601,8 @@ Status ExecutionPlan::Execute(std::vector<Value>& values, const std::vector<std:
         return MakeError(ErrorCode::kRuntimeException, "while running ", step.node->Describe(), ": input '",
                          slot_names_[s], "' has no value");
     }
-    RunContext ctx(values, step.inputs, step.outputs, presets, slot_names_, step.allocator, threads, run_options);
+    RunContext ctx(values, step.inputs, step.outputs, presets, slot_names_, step.allocator,
+                   pattern ? &*pattern : nullptr, threads, run_options);
     auto start = profiler ? Profiler::Clock::now() : Profiler::Clock::time_point();
     Status s;
     try {
@@ -388,8 +627,12 @@ Status ExecutionPlan::Execute(std::vector<Value>& values, const std::vector<std:
                          slot_names_[o], "'");
     }
     if (profiler) RecordNode(profiler, step, values, start, Profiler::Clock::now());
-    for (int r : step.release) values[r] = Value();
+    for (int r : step.release) {
+      if (pattern) pattern->Releasing(r, values[r]);
+      values[r] = Value();
+    }
   }
+  if (pattern) pattern->Finish();
   return Status::OK();
 }
 

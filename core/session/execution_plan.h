@@ -3,9 +3,12 @@
 // Build(), so one plan serves concurrent runs; each run owns its slot array.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/framework/profiler.h"
@@ -27,7 +30,16 @@ struct PlanOptions {
   // Allocates the CPU provider's outputs instead of its own allocator (a
   // shared arena, or the uncached allocator); null keeps the provider's.
   Allocator* cpu_allocator = nullptr;
+  // Memory pattern (enable_mem_pattern): after a run, later runs fed the same
+  // input types and shapes take all intermediates from one block laid out
+  // from the first run's allocations.
+  bool mem_pattern = true;
 };
+
+// The planned layout of one run's intermediates (defined in execution_plan.cc).
+struct MemPattern;
+// One run's side of the memory pattern: recording or replaying.
+class MemPatternRun;
 
 class ExecutionPlan {
  public:
@@ -66,12 +78,31 @@ class ExecutionPlan {
   void RecordNode(Profiler* profiler, const Step& step, const std::vector<Value>& values,
                   Profiler::Clock::time_point start, Profiler::Clock::time_point end) const;
   std::string DescribeInputs(const Step& step, const std::vector<Value>& values) const;
+  // Decides which slots may come from a pattern block (`keep`: slots never
+  // released) and with which allocator.
+  void PrepareMemPattern(const Graph& graph, const std::unordered_set<int>& keep);
 
   std::vector<std::string> slot_names_;
   std::unordered_map<std::string, int> slot_of_;
   std::vector<bool> is_node_output_;
   std::vector<std::pair<int, std::shared_ptr<Tensor>>> constants_;
   std::vector<Step> steps_;
+
+  // Memory pattern state. Patterns are keyed by the fed inputs' types and
+  // shapes; a run takes (or records) one under pattern_mu_ and then works on
+  // its own copy of the pointers, so concurrent runs never share mutable state.
+  friend class MemPatternRun;
+  std::vector<int> input_slots_;
+  // The allocator every pattern-eligible output uses; null turns patterns off.
+  Allocator* pattern_allocator_ = nullptr;
+  // Per slot: the step after which it is released (the last step if never).
+  std::vector<int> slot_end_;
+  mutable std::mutex pattern_mu_;
+  // Per slot: may come from the pattern block. Replaced (never changed in
+  // place) when a slot turns out to be shared past its release.
+  mutable std::shared_ptr<const std::vector<bool>> pattern_eligible_;
+  mutable uint64_t pattern_generation_ = 0;  // bumped with each change of pattern_eligible_
+  mutable std::map<std::vector<int64_t>, std::shared_ptr<const MemPattern>> patterns_;
 };
 
 }  // namespace onyx

@@ -1,0 +1,371 @@
+// Memory patterns (SessionOptions::enable_mem_pattern): a run with input
+// shapes seen before takes all of its intermediates from one planned block,
+// and results never change because of it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "core/session/session.h"
+#include "onnx-ml.pb.h"
+
+namespace onyx {
+namespace {
+
+// The CPU allocator, counting what goes through it (outputs only: kernels
+// take scratch memory elsewhere).
+class CountingAllocator final : public Allocator {
+ public:
+  void* Alloc(size_t bytes) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    sizes_.push_back(bytes);
+    return GetCpuAllocator()->Alloc(bytes);
+  }
+  void Free(void* p) override { GetCpuAllocator()->Free(p); }
+  const MemoryInfo& Info() const override { return GetCpuAllocator()->Info(); }
+
+  // Sizes of the allocations since the last call.
+  std::vector<size_t> Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<size_t> out;
+    out.swap(sizes_);
+    return out;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<size_t> sizes_;
+};
+
+onnx::ValueInfoProto* AddValue(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name,
+                               int elem, std::vector<std::string> dims) {
+  auto* vi = list->Add();
+  vi->set_name(name);
+  auto* shape = vi->mutable_type()->mutable_tensor_type()->mutable_shape();
+  vi->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
+  for (const auto& d : dims) {
+    if (std::isdigit(static_cast<unsigned char>(d[0]))) shape->add_dim()->set_dim_value(std::stoll(d));
+    else shape->add_dim()->set_dim_param(d);
+  }
+  return vi;
+}
+
+void AddNode(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in, std::vector<std::string> out) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(op + "_" + out[0]);
+  for (auto& s : in) n->add_input(s);
+  for (auto& s : out) n->add_output(s);
+}
+
+onnx::ModelProto NewModel() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(17);
+  m.mutable_graph()->set_name("mem_pattern");
+  return m;
+}
+
+// Ten elementwise nodes on X float [N, 64]: nine intermediates and Y. t1 is
+// read again near the end, so it stays live while the others come and go.
+onnx::ModelProto ChainModel() {
+  onnx::ModelProto m = NewModel();
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "X", 1, {"N", "64"});
+  AddValue(g->mutable_output(), "Y", 1, {"N", "64"});
+  AddNode(g, "Relu", {"X"}, {"t1"});
+  AddNode(g, "Neg", {"t1"}, {"t2"});
+  AddNode(g, "Add", {"t2", "X"}, {"t3"});
+  AddNode(g, "Tanh", {"t3"}, {"t4"});
+  AddNode(g, "Mul", {"t4", "t3"}, {"t5"});
+  AddNode(g, "Sigmoid", {"t5"}, {"t6"});
+  AddNode(g, "Abs", {"t6"}, {"t7"});
+  AddNode(g, "Sub", {"t7", "t5"}, {"t8"});
+  AddNode(g, "Add", {"t8", "t1"}, {"t9"});
+  AddNode(g, "Mul", {"t9", "X"}, {"Y"});
+  return m;
+}
+constexpr size_t kChainIntermediates = 9;
+
+SessionOptions Options(std::shared_ptr<Allocator> alloc, bool pattern, bool reuse = true) {
+  SessionOptions o;
+  o.graph_optimization_level = 0;  // keep every node, so allocation counts are exact
+  o.intra_op_threads = 1;
+  o.enable_mem_pattern = pattern;
+  o.enable_mem_reuse = reuse;
+  o.cpu_allocator = std::move(alloc);
+  return o;
+}
+
+std::unique_ptr<Session> Load(const onnx::ModelProto& m, const SessionOptions& o) {
+  std::string bytes = m.SerializeAsString();
+  std::unique_ptr<Session> s;
+  Status st = Session::CreateFromBytes(o, bytes.data(), bytes.size(), &s);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return s;
+}
+
+Value FloatInput(int64_t rows, int64_t cols, float seed) {
+  Tensor x(ElemType::kFloat, {rows, cols});
+  for (int64_t i = 0; i < x.size(); ++i) x.data<float>()[i] = std::sin(seed + 0.37f * static_cast<float>(i)) * 3.f;
+  return Value(std::move(x));
+}
+
+Tensor RunModel(const Session& s, const std::vector<std::string>& names, const std::vector<Value>& feeds) {
+  std::vector<const Value*> ptrs;
+  for (const Value& v : feeds) ptrs.push_back(&v);
+  std::vector<Value> out;
+  Status st = s.Run(nullptr, names, ptrs, {}, &out);
+  EXPECT_TRUE(st.ok()) << st.message();
+  if (!st.ok() || out.empty()) return Tensor();
+  return std::move(out[0].tensor());
+}
+
+void ExpectSame(const Tensor& a, const Tensor& b, const std::string& where) {
+  ASSERT_EQ(a.type(), b.type()) << where;
+  ASSERT_EQ(a.dims(), b.dims()) << where;
+  ASSERT_GT(a.bytes(), 0u) << where;
+  EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.bytes()), 0) << where << ": results differ";
+}
+
+// Not a constant or a copy of the input: guards the comparisons above.
+void ExpectVaried(const Tensor& t) {
+  const float* p = t.data<float>();
+  float lo = p[0], hi = p[0];
+  for (int64_t i = 1; i < t.size(); ++i) lo = std::min(lo, p[i]), hi = std::max(hi, p[i]);
+  EXPECT_GT(hi - lo, 0.1f);
+}
+
+TEST(MemPattern, SecondRunTakesIntermediatesFromOneBlock) {
+  auto counter = std::make_shared<CountingAllocator>();
+  auto with = Load(ChainModel(), Options(counter, true));
+  auto without = Load(ChainModel(), Options(nullptr, false));
+  ASSERT_TRUE(with && without);
+  const Value x = FloatInput(8, 64, 0.5f);
+  const size_t tensor_bytes = 8 * 64 * sizeof(float);
+  Tensor expected = RunModel(*without, {"X"}, {x});
+  ExpectVaried(expected);
+
+  counter->Take();
+  Tensor first = RunModel(*with, {"X"}, {x});
+  std::vector<size_t> recording = counter->Take();
+  EXPECT_EQ(recording.size(), kChainIntermediates + 1);  // one per node output
+  ExpectSame(first, expected, "run 1 (recording)");
+
+  for (int run = 2; run <= 4; ++run) {
+    Tensor y = RunModel(*with, {"X"}, {x});
+    std::vector<size_t> sizes = counter->Take();
+    ASSERT_EQ(sizes.size(), 2u) << "run " << run << ": the block and the graph output";
+    // Intermediates reuse each other's bytes: the block holds the few that
+    // are live at once (t1, plus a node's inputs and output), not all nine.
+    const size_t block = std::max(sizes[0], sizes[1]);
+    EXPECT_GE(block, 3 * tensor_bytes);
+    EXPECT_LE(block, 4 * tensor_bytes);
+    ExpectSame(y, expected, "run " + std::to_string(run));
+  }
+}
+
+TEST(MemPattern, NewInputShapeRecordsAgainAndOldPatternStays) {
+  auto counter = std::make_shared<CountingAllocator>();
+  auto with = Load(ChainModel(), Options(counter, true));
+  auto without = Load(ChainModel(), Options(nullptr, false));
+  ASSERT_TRUE(with && without);
+  const Value small = FloatInput(2, 64, 1.f), large = FloatInput(33, 64, 2.f);
+  Tensor expected_small = RunModel(*without, {"X"}, {small});
+  Tensor expected_large = RunModel(*without, {"X"}, {large});
+
+  counter->Take();
+  ExpectSame(RunModel(*with, {"X"}, {small}), expected_small, "small, recording");
+  EXPECT_EQ(counter->Take().size(), kChainIntermediates + 1);
+  ExpectSame(RunModel(*with, {"X"}, {small}), expected_small, "small, pattern");
+  EXPECT_EQ(counter->Take().size(), 2u);
+  ExpectSame(RunModel(*with, {"X"}, {large}), expected_large, "large, recording");
+  EXPECT_EQ(counter->Take().size(), kChainIntermediates + 1);
+  ExpectSame(RunModel(*with, {"X"}, {large}), expected_large, "large, pattern");
+  EXPECT_EQ(counter->Take().size(), 2u);
+  ExpectSame(RunModel(*with, {"X"}, {small}), expected_small, "small again");
+  EXPECT_EQ(counter->Take().size(), 2u);
+}
+
+TEST(MemPattern, OffAllocatesEachOutput) {
+  auto counter = std::make_shared<CountingAllocator>();
+  auto s = Load(ChainModel(), Options(counter, false));
+  ASSERT_TRUE(s);
+  const Value x = FloatInput(4, 64, 0.f);
+  for (int run = 0; run < 3; ++run) {
+    RunModel(*s, {"X"}, {x});
+    EXPECT_EQ(counter->Take().size(), kChainIntermediates + 1) << "run " << run;
+  }
+}
+
+TEST(MemPattern, WithoutReleaseEveryIntermediateHasItsOwnBytes) {
+  auto counter = std::make_shared<CountingAllocator>();
+  auto with = Load(ChainModel(), Options(counter, true, /*reuse=*/false));
+  auto without = Load(ChainModel(), Options(nullptr, false, /*reuse=*/false));
+  ASSERT_TRUE(with && without);
+  const Value x = FloatInput(5, 64, 3.f);
+  const size_t tensor_bytes = 5 * 64 * sizeof(float);
+  Tensor expected = RunModel(*without, {"X"}, {x});
+  counter->Take();
+  ExpectSame(RunModel(*with, {"X"}, {x}), expected, "recording");
+  EXPECT_EQ(counter->Take().size(), kChainIntermediates + 1);
+  for (int run = 2; run <= 3; ++run) {
+    ExpectSame(RunModel(*with, {"X"}, {x}), expected, "run " + std::to_string(run));
+    std::vector<size_t> sizes = counter->Take();
+    ASSERT_EQ(sizes.size(), 2u);
+    EXPECT_GE(std::max(sizes[0], sizes[1]), kChainIntermediates * tensor_bytes);
+  }
+}
+
+// Kernels like Transpose and Concat read their inputs while writing the
+// output: a node's output must not lie on bytes of an input released right
+// after that node.
+TEST(MemPattern, OutputsNeverOverlapInputsReleasedByTheirNode) {
+  onnx::ModelProto m = NewModel();
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "X", 1, {"N", "64"});
+  AddValue(g->mutable_output(), "Y", 1, {"N", "128"});
+  AddNode(g, "Relu", {"X"}, {"a"});
+  AddNode(g, "Concat", {"a", "a"}, {"b"});
+  g->mutable_node(1)->add_attribute()->set_name("axis");
+  g->mutable_node(1)->mutable_attribute(0)->set_type(onnx::AttributeProto::INT);
+  g->mutable_node(1)->mutable_attribute(0)->set_i(1);
+  AddNode(g, "Transpose", {"b"}, {"c"});  // [128, N]
+  AddNode(g, "Tanh", {"c"}, {"d"});
+  AddNode(g, "Transpose", {"d"}, {"e"});  // [N, 128]
+  AddNode(g, "Sigmoid", {"e"}, {"Y"});
+  auto counter = std::make_shared<CountingAllocator>();
+  auto with = Load(m, Options(counter, true));
+  auto without = Load(m, Options(nullptr, false));
+  ASSERT_TRUE(with && without);
+  const Value x = FloatInput(8, 64, 0.3f);
+  Tensor expected = RunModel(*without, {"X"}, {x});
+  ExpectVaried(expected);
+  counter->Take();
+  for (int run = 1; run <= 3; ++run) {
+    ExpectSame(RunModel(*with, {"X"}, {x}), expected, "run " + std::to_string(run));
+    EXPECT_EQ(counter->Take().size(), run == 1 ? 6u : 2u) << "run " << run;
+  }
+}
+
+// Y = Abs(Neg(Relu(Expand(X, S)))) + Relu(...): the intermediates' shapes come
+// from S's values, so runs with the same input shapes can differ.
+onnx::ModelProto ExpandModel() {
+  onnx::ModelProto m = NewModel();
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "X", 1, {"3"});
+  AddValue(g->mutable_input(), "S", 7, {"2"});
+  AddValue(g->mutable_output(), "Y", 1, {"R", "3"});
+  AddNode(g, "Expand", {"X", "S"}, {"e"});
+  AddNode(g, "Relu", {"e"}, {"a"});
+  AddNode(g, "Neg", {"a"}, {"b"});
+  AddNode(g, "Abs", {"b"}, {"c"});
+  AddNode(g, "Add", {"c", "a"}, {"Y"});
+  return m;
+}
+
+TEST(MemPattern, DataDependentShapeLeavesThePatternAndRecordsAgain) {
+  auto counter = std::make_shared<CountingAllocator>();
+  auto s = Load(ExpandModel(), Options(counter, true));
+  ASSERT_TRUE(s);
+  Tensor xt(ElemType::kFloat, {3});
+  const float xs[] = {-1.5f, 2.f, 0.25f};
+  std::copy(xs, xs + 3, xt.data<float>());
+  const Value x(std::move(xt));
+  auto shape = [](int64_t rows) {
+    Tensor t(ElemType::kInt64, {2});
+    t.data<int64_t>()[0] = rows;
+    t.data<int64_t>()[1] = 3;
+    return Value(std::move(t));
+  };
+  auto check = [&](const Tensor& y, int64_t rows, const std::string& where) {
+    ASSERT_EQ(y.dims(), (Dims{rows, 3})) << where;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int c = 0; c < 3; ++c) EXPECT_EQ(y.data<float>()[r * 3 + c], 2 * std::max(xs[c], 0.f)) << where;
+  };
+  const size_t kOutputs = 5;  // four intermediates and Y
+
+  counter->Take();
+  check(RunModel(*s, {"X", "S"}, {x, shape(2)}), 2, "2 rows, recording");
+  EXPECT_EQ(counter->Take().size(), kOutputs);
+  check(RunModel(*s, {"X", "S"}, {x, shape(2)}), 2, "2 rows, pattern");
+  EXPECT_EQ(counter->Take().size(), 2u);
+  // Same input shapes, larger intermediates: the first one no longer fits,
+  // so the run allocates the ordinary way and drops the pattern.
+  check(RunModel(*s, {"X", "S"}, {x, shape(40)}), 40, "40 rows, mismatch");
+  EXPECT_EQ(counter->Take().size(), kOutputs);
+  check(RunModel(*s, {"X", "S"}, {x, shape(40)}), 40, "40 rows, recording");
+  EXPECT_EQ(counter->Take().size(), kOutputs);
+  check(RunModel(*s, {"X", "S"}, {x, shape(40)}), 40, "40 rows, pattern");
+  EXPECT_EQ(counter->Take().size(), 2u);
+  check(RunModel(*s, {"X", "S"}, {x, shape(2)}), 2, "2 rows, mismatch");
+  EXPECT_EQ(counter->Take().size(), kOutputs);
+}
+
+// A sequence built from an intermediate keeps it alive past its last reader:
+// its bytes must not go to the tensors computed after it.
+TEST(MemPattern, TensorsHeldBySequencesKeepTheirBytes) {
+  onnx::ModelProto m = NewModel();
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "X", 1, {"N", "64"});
+  AddValue(g->mutable_output(), "Y", 1, {"N", "64"});
+  AddNode(g, "Relu", {"X"}, {"a"});
+  AddNode(g, "SequenceConstruct", {"a"}, {"seq"});
+  AddNode(g, "Neg", {"X"}, {"b"});
+  AddNode(g, "Abs", {"b"}, {"c"});
+  AddNode(g, "Tanh", {"c"}, {"d"});
+  auto* zero = g->add_initializer();
+  zero->set_name("zero");
+  zero->set_data_type(7);
+  zero->add_int64_data(0);
+  AddNode(g, "SequenceAt", {"seq", "zero"}, {"e"});
+  AddNode(g, "Add", {"e", "d"}, {"Y"});
+  auto counter = std::make_shared<CountingAllocator>();
+  auto with = Load(m, Options(counter, true));
+  auto without = Load(m, Options(nullptr, false));
+  ASSERT_TRUE(with && without);
+  const Value x = FloatInput(6, 64, 0.7f);
+  Tensor expected = RunModel(*without, {"X"}, {x});
+  ExpectVaried(expected);
+  for (int run = 1; run <= 4; ++run) ExpectSame(RunModel(*with, {"X"}, {x}), expected, "run " + std::to_string(run));
+}
+
+TEST(MemPattern, ConcurrentRunsOfTwoShapes) {
+  auto with = Load(ChainModel(), Options(nullptr, true));
+  auto without = Load(ChainModel(), Options(nullptr, false));
+  ASSERT_TRUE(with && without);
+  const Value a = FloatInput(3, 64, 0.1f), b = FloatInput(17, 64, 0.9f);
+  Tensor expected_a = RunModel(*without, {"X"}, {a});
+  Tensor expected_b = RunModel(*without, {"X"}, {b});
+  std::atomic<int> wrong{0}, failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        const bool use_a = (i + t) % 2 == 0;
+        const Value* feed = use_a ? &a : &b;
+        std::vector<Value> out;
+        Status st = with->Run(nullptr, {"X"}, {feed}, {}, &out);
+        if (!st.ok()) {
+          ++failed;
+          continue;
+        }
+        const Tensor& want = use_a ? expected_a : expected_b;
+        const Tensor& got = out[0].tensor();
+        if (got.dims() != want.dims() || std::memcmp(got.raw(), want.raw(), want.bytes()) != 0) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+}  // namespace
+}  // namespace onyx
