@@ -923,6 +923,43 @@ TEST(SequenceSession, SequenceFeedAndConstantSequences) {
   EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument) << st.message();
 }
 
+// Intermediate tensors held by a sequence outlive their slots; repeated runs
+// (which reuse planned memory) must not write over them.
+TEST(SequenceSession, SequenceKeepsIntermediatesAcrossRepeatedRuns) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(18);
+  auto* g = m.mutable_graph();
+  g->set_name("held");
+  auto* x = g->add_input();
+  x->set_name("X");
+  SetTensorType(x->mutable_type(), onnx::TensorProto::FLOAT, {2, 2});
+  AddNode(g, "Relu", {"X"}, {"R"}, "relu");
+  AddNode(g, "Neg", {"X"}, {"N"}, "neg");
+  AddNode(g, "SequenceConstruct", {"R", "N"}, {"S"}, "construct");
+  // Allocations after R and N are last read: they would land on freed memory.
+  AddNode(g, "Abs", {"X"}, {"A"}, "abs");
+  AddNode(g, "Add", {"A", "A"}, {"B"}, "add");
+  AddNode(g, "Mul", {"B", "A"}, {"C"}, "mul");
+  AddNode(g, "SequenceInsert", {"S", "C"}, {"S2"}, "insert");
+  AddIntAttr(AddNode(g, "ConcatFromSequence", {"S2"}, {"Y"}, "concat"), "axis", 0);
+  g->add_output()->set_name("Y");
+  std::unique_ptr<Session> s;
+  Status st = Load(m, &s);
+  ASSERT_TRUE(st.ok()) << st.message();
+  for (int run = 0; run < 4; ++run) {
+    Value feed = V<float>({2, 2}, {1, -2, 3, -4});
+    std::vector<Value> out;
+    st = s->Run(nullptr, {"X"}, {&feed}, {}, &out);
+    ASSERT_TRUE(st.ok()) << st.message();
+    EXPECT_EQ(ToVector<float>(out[0].tensor()),
+              std::vector<float>({1, 0, 3, 0, -1, 2, -3, 4, 2, 8, 18, 32}))
+        << "run " << run;
+  }
+}
+
 TEST(SequenceSession, ZipMapAfterSoftmax) {
   onnx::ModelProto m;
   m.set_ir_version(8);
