@@ -68,6 +68,27 @@ Status CheckFeed(const ValueInfo& decl, const Value& v) {
   return Status::OK();
 }
 
+// A copy sharing no memory with the session: the items of a sequence, map or
+// optional output may be the session's initializers or a caller's feed.
+Value DeepCopy(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::kTensor:
+      return Value(v.tensor().Clone());
+    case Value::Kind::kSequence: {
+      std::vector<Value> items;
+      for (const Value& item : v.items()) items.push_back(DeepCopy(item));
+      return Value::Sequence(std::move(items));
+    }
+    case Value::Kind::kMap:
+      return Value::Map(std::make_shared<Tensor>(v.items()[0].tensor().Clone()),
+                        std::make_shared<Tensor>(v.items()[1].tensor().Clone()));
+    case Value::Kind::kOptional:
+      return Value::Optional(v.items().empty() ? Value() : DeepCopy(v.items()[0]));
+    default:
+      return v;
+  }
+}
+
 // Copies a value the run did not write in place (a graph output that is an
 // input or initializer) into the caller's bound buffer.
 Status CopyIntoBound(const std::string& name, const Value& v, Tensor* bound) {
@@ -320,10 +341,12 @@ Status Session::Run(const RunOptions* run_options, const std::vector<std::string
       result.emplace_back(bound);
       continue;
     }
-    // Only values this run produced can be handed over without a copy; feeds
-    // and initializers stay with their owners, and a name asked for twice
-    // gets a copy the second time. Non-tensor values share immutable data.
-    if (!v.IsTensor() || (plan_->IsNodeOutput(s) && handed_out.insert(s).second)) result.push_back(v);
+    // Only tensors this run produced can be handed over without a copy;
+    // feeds and initializers stay with their owners, and a name asked for
+    // twice gets a copy the second time. Non-tensor values are copied whole:
+    // their items may be initializers or feeds.
+    if (!v.IsTensor()) result.push_back(DeepCopy(v));
+    else if (plan_->IsNodeOutput(s) && handed_out.insert(s).second) result.push_back(v);
     else result.emplace_back(v.tensor().Clone());
   }
   *outputs = std::move(result);
