@@ -126,11 +126,11 @@ TEST(CastTest, Float8ToFloat) {
   ExpectSameFloats(FromFormat(ElemType::kFloat8E4M3FN, {0x38, 0x7E, 0xFE, 0x01, 0x80, 0x7F, 0xFF, 0x08}, 8),
                    {1.f, 448.f, -448.f, std::ldexp(1.f, -9), -0.f, kNaN, -kNaN, std::ldexp(1.f, -6)});
   ExpectSameFloats(FromFormat(ElemType::kFloat8E4M3FNUZ, {0x40, 0x7F, 0xFF, 0x01, 0x80, 0x00}, 6),
-                   {1.f, 240.f, -240.f, std::ldexp(1.f, -10), kNaN, 0.f});
+                   {1.f, 240.f, -240.f, std::ldexp(1.f, -10), -kNaN, 0.f});  // 0x80 has the sign bit
   ExpectSameFloats(FromFormat(ElemType::kFloat8E5M2, {0x3C, 0x7B, 0x7C, 0xFC, 0x7D, 0xFF, 0x01, 0x80}, 8),
                    {1.f, 57344.f, kInf, -kInf, kNaN, -kNaN, std::ldexp(1.f, -16), -0.f});
   ExpectSameFloats(FromFormat(ElemType::kFloat8E5M2FNUZ, {0x40, 0x7F, 0xFF, 0x80, 0x01}, 5),
-                   {1.f, 57344.f, -57344.f, kNaN, std::ldexp(1.f, -17)});
+                   {1.f, 57344.f, -57344.f, -kNaN, std::ldexp(1.f, -17)});
 }
 
 TEST(CastTest, Float8ToFloat8) {
@@ -140,6 +140,10 @@ TEST(CastTest, Float8ToFloat8) {
   // 448 is above e4m3fnuz's 240: saturates, or NaN without saturation.
   EXPECT_EQ(Bytes(Run1(CastTo(ElemType::kFloat8E4M3FNUZ), {&x})), (std::vector<uint8_t>{0x7F, 0x80, 0x40}));
   EXPECT_EQ(Bytes(Run1(CastTo(ElemType::kFloat8E4M3FNUZ, 0), {&x})), (std::vector<uint8_t>{0x80, 0x80, 0x40}));
+  // The fnuz NaN carries the sign bit, and keeps it in formats with signed NaNs.
+  Tensor nan_uz = FromBytes(ElemType::kFloat8E4M3FNUZ, {1}, {0x80});
+  EXPECT_EQ(Bytes(Run1(CastTo(ElemType::kFloat8E4M3FN), {&nan_uz})), (std::vector<uint8_t>{0xFF}));
+  EXPECT_EQ(Bytes(Run1(CastTo(ElemType::kFloat8E5M2), {&nan_uz})), (std::vector<uint8_t>{0xFE}));
   // Saturation applies to a same-type cast's infinities; NaN payloads are kept.
   Tensor e = FromBytes(ElemType::kFloat8E5M2, {4}, {0x7C, 0xFC, 0x7D, 0x3C});
   EXPECT_EQ(Bytes(Run1(CastTo(ElemType::kFloat8E5M2), {&e})), (std::vector<uint8_t>{0x7B, 0xFB, 0x7D, 0x3C}));

@@ -114,7 +114,7 @@ float DecodeMiniSlow(uint32_t code) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   switch (Fmt::kSpec) {
     case Special::kFNUZ:
-      if (code == 0x80) return nan;
+      if (code == 0x80) return -nan;  // the sign bit is set, and onnx's reference keeps it
       break;
     case Special::kFN:
       if (mag == 0x7F) return neg ? -nan : nan;
