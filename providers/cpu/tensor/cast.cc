@@ -47,9 +47,9 @@ template <typename Fmt>
 uint8_t EncodeMini(float f, bool saturate) {
   uint32_t u;
   std::memcpy(&u, &f, 4);
-  const uint32_t sign = u >> 31;
+  // The sign by arithmetic, not a branch: signs of real data are random.
+  const uint32_t sign_bits = (u >> 31) << (Fmt::kBits - 1);
   u &= 0x7fffffffu;
-  const uint32_t sign_bits = sign ? Fmt::kSignBit : 0u;
   if (u > 0x7f800000u) {
     switch (Fmt::kSpec) {
       case Special::kFN: return static_cast<uint8_t>(sign_bits | 0x7F);
@@ -58,37 +58,32 @@ uint8_t EncodeMini(float f, bool saturate) {
       // e2m1 has no NaN. onnx's reference (ml_dtypes) gives the zero of the
       // opposite sign, which is what onnx's Cast tests expect; onnx's float4
       // notes say 6 instead. Follow the tests.
-      case Special::kNone: return static_cast<uint8_t>(sign ? 0x0 : 0x8);
+      case Special::kNone: return static_cast<uint8_t>(sign_bits ^ 0x8);
     }
   }
-  uint32_t mag;
-  const uint32_t exp_field = u >> 23;
-  if (exp_field == 0xff) {
-    mag = Fmt::kMax + 1;  // infinity: handled as an overflow below
-  } else if (exp_field == 0) {
-    mag = 0;  // float subnormals are far below every format's smallest subnormal
-  } else {
-    constexpr int kMinExp = 1 - Fmt::kBiasV;  // exponent of the smallest normal
-    const int e = static_cast<int>(exp_field) - 127;
-    if (e - kMinExp > (1 << Fmt::kExp)) {
-      mag = Fmt::kMax + 1;  // beyond any finite code, whatever the rounding
-    } else {
-      const uint32_t sig = (u & 0x7fffffu) | 0x800000u;
-      // Below the smallest normal the target keeps fewer mantissa bits.
-      const int shift = 23 - Fmt::kMant + (e < kMinExp ? kMinExp - e : 0);
-      uint32_t q = 0;
-      if (shift <= 24) {
-        q = sig >> shift;
-        const uint32_t rem = sig & ((1u << shift) - 1u);
-        const uint32_t half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (q & 1u))) ++q;
-      }
-      // q counts units of the target's spacing at this exponent; adding the
-      // exponent above the subnormal range yields the code, and a rounding
-      // carry moves into the exponent field by itself.
-      mag = (e > kMinExp ? static_cast<uint32_t>(e - kMinExp) << Fmt::kMant : 0u) + q;
-    }
-  }
+  constexpr int kMinExp = 1 - Fmt::kBiasV;     // exponent of the smallest normal
+  constexpr int kDrop = 23 - Fmt::kMant;       // float mantissa bits the format lacks
+  constexpr uint32_t kMinNormal = static_cast<uint32_t>(kMinExp + 127) << 23;
+  // Normal range: round the float's bits to the format's mantissa width, ties
+  // to even; a carry moves into the exponent by itself. Infinity and huge
+  // values land above kMax.
+  const uint32_t r = u + ((1u << (kDrop - 1)) - 1u) + ((u >> kDrop) & 1u);
+  const uint32_t normal = (r >> kDrop) - (static_cast<uint32_t>(127 - Fmt::kBiasV) << Fmt::kMant);
+  // Below it: adding 2^(kMinExp + kDrop) puts the format's subnormal spacing
+  // at the float's last bit, so the float addition itself rounds to nearest
+  // even; what is left above the constant counts subnormal units (2^kMant
+  // being the smallest normal).
+  constexpr uint32_t kMagicBits = static_cast<uint32_t>(kMinExp + kDrop + 127) << 23;
+  float a, magic, sum;
+  std::memcpy(&a, &u, 4);
+  std::memcpy(&magic, &kMagicBits, 4);
+  sum = a + magic;
+  uint32_t sum_bits;
+  std::memcpy(&sum_bits, &sum, 4);
+  // Both are computed and one is picked by a mask, not a branch: inputs fall
+  // on either side unpredictably (for e2m1, every |x| < 1).
+  const uint32_t sub_mask = 0u - static_cast<uint32_t>(u < kMinNormal);
+  uint32_t mag = ((sum_bits - kMagicBits) & sub_mask) | (normal & ~sub_mask);
   if (mag > Fmt::kMax) {
     if (saturate || Fmt::kSpec == Special::kNone) {
       mag = Fmt::kMax;
