@@ -71,7 +71,7 @@ uint8_t EncodeMini(float f, bool saturate) {
   const uint32_t normal = (r >> kDrop) - (static_cast<uint32_t>(127 - Fmt::kBiasV) << Fmt::kMant);
   // Below it: adding 2^(kMinExp + kDrop) puts the format's subnormal spacing
   // at the float's last bit, so the float addition itself rounds to nearest
-  // even; what is left above the constant counts subnormal units (2^kMant
+  // even (the default rounding mode, which the runtime assumes); what is left above the constant counts subnormal units (2^kMant
   // being the smallest normal).
   constexpr uint32_t kMagicBits = static_cast<uint32_t>(kMinExp + kDrop + 127) << 23;
   float a, magic, sum;
