@@ -262,7 +262,9 @@ void ExpectSameTensor(const Tensor& a, const Tensor& b, const std::string& where
     return;
   }
   ASSERT_EQ(a.bytes(), b.bytes()) << where;
-  if (a.bytes() > 0) EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.bytes()), 0) << where << ": bytes differ";
+  if (a.bytes() > 0) {
+    EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.bytes()), 0) << where << ": bytes differ";
+  }
 }
 
 void ExpectSameAttr(const Attribute& a, const Attribute& b, const std::string& where) {
