@@ -7,7 +7,7 @@ set the config entry "session.use_env_allocators" to "1".
 
 import enum
 
-from ._ffi import api, check, default_env, ffi, new_handle, to_str
+from ._ffi import api, check, default_env, ffi, new_handle, status_to_exception, to_str
 
 
 def _int_arg(fn, value):
@@ -28,8 +28,6 @@ def set_default_logger_severity(severity):
     default_env()  # creating the environment sets the default; do that first
     status = api.SetDefaultLogSeverity(_int_arg("set_default_logger_severity", severity))
     if status != ffi.NULL:
-        from ._ffi import status_to_exception
-
         raise status_to_exception(status, RuntimeError)
 
 
@@ -147,8 +145,6 @@ def create_and_register_allocator(mem_info, arena_cfg):
     cfg = arena_cfg._c_handle() if arena_cfg is not None else ffi.NULL
     status = api.EnvCreateAndRegisterAllocator(default_env(), mem_info._handle, cfg)
     if status != ffi.NULL:
-        from ._ffi import status_to_exception
-
         err = status_to_exception(status, RuntimeError)
         err.args = ("Error when creating and registering allocator: " + str(err),)
         raise err

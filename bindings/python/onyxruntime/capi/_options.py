@@ -8,6 +8,7 @@ attribute because the C API has setters but (mostly) no getters.
 import enum
 
 from ._ffi import api, check, ffi, new_handle, to_str
+from ._ortvalue import OrtValue
 
 
 class GraphOptimizationLevel(enum.IntEnum):
@@ -240,8 +241,6 @@ class SessionOptions(_LogLevels):
         """Uses `ortvalue` for the model's initializer `name` (same type and
         shape) instead of the model's data; the OrtValue is kept alive by these
         options and shared, not copied."""
-        from ._ortvalue import OrtValue  # _ortvalue imports nothing from here; keeps load order simple
-
         if not isinstance(ortvalue, OrtValue):
             raise RuntimeError("The provided Python object must be an OrtValue")
         check(api.SessionOptionsAddInitializer(self._handle, _to_str(name, "name"), ortvalue._value))
