@@ -73,7 +73,9 @@ def _float_inputs():
 @pytest.mark.parametrize("to", NARROW)
 @pytest.mark.parametrize("saturate", [1, 0])
 def test_float_to_narrow_and_back(onyx, src, to, saturate):
-    x = _float_inputs().astype(helper.tensor_dtype_to_np_dtype(src))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numpy warns when float32 overflows float16
+        x = _float_inputs().astype(helper.tensor_dtype_to_np_dtype(src))
     model = _model([helper.make_node("Cast", ["x"], ["y"], to=to, saturate=saturate),
                     helper.make_node("Cast", ["y"], ["z"], to=src)], src, src)
     want, got = _run_both(onyx, model, x)
