@@ -1,9 +1,8 @@
 // ConcatFromSequence (opset 11): concatenates a sequence's tensors along
 // `axis`, or with new_axis=1 stacks them along a new axis inserted there.
-#include <algorithm>
 #include <climits>
-#include <cstring>
 
+#include "providers/cpu/common/concat_copy.h"
 #include "providers/cpu/cpu_provider.h"
 #include "providers/cpu/sequence/sequence_common.h"
 
@@ -70,40 +69,9 @@ class ConcatFromSequenceKernel final : public sequence::NodeKernel {
     Tensor* Y = ctx.Output(0, out, first.type());
     if (Y == nullptr) return Status::OK();
 
-    int64_t outer = 1, inner = 1;
+    int64_t outer = 1;
     for (int64_t k = 0; k < axis; ++k) outer *= out[k];
-    for (int64_t k = axis + 1; k < out_rank; ++k) inner *= out[k];
-    const int64_t out_row = out[axis] * inner;
-    if (first.type() == ElemType::kString) {
-      auto* y = Y->data<std::string>();
-      int64_t col = 0;
-      for (const Tensor* t : ins) {
-        const int64_t row = t->size() / std::max<int64_t>(outer, 1);
-        const auto* x = t->data<std::string>();
-        for (int64_t o = 0; o < outer; ++o)
-          for (int64_t j = 0; j < row; ++j) y[o * out_row + col + j] = x[o * row + j];
-        col += row;
-      }
-      return Status::OK();
-    }
-    const size_t es = ElemSize(first.type());
-    ONYX_CHECK(es > 0, ErrorCode::kNotImplemented, node(), ": element type ", ElemTypeName(first.type()),
-               " is not supported");
-    auto* y = static_cast<char*>(Y->raw());
-    int64_t col = 0;
-    for (const Tensor* t : ins) {
-      // Elements along the axis times the inner block: what one outer index holds.
-      const int64_t row = outer > 0 ? t->size() / outer : 0;
-      const auto* x = static_cast<const char*>(t->raw());
-      if (row > 0) {
-        ThreadPool::For(ctx.threads(), outer, std::max<int64_t>(1, (1 << 16) / row), [&](int64_t b, int64_t e) {
-          for (int64_t o = b; o < e; ++o)
-            std::memcpy(y + (o * out_row + col) * es, x + o * row * es, static_cast<size_t>(row) * es);
-        });
-      }
-      col += row;
-    }
-    return Status::OK();
+    return ConcatInto(ins, outer, ctx.threads(), Y, node());
   }
 
  private:

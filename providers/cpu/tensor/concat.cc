@@ -1,10 +1,8 @@
-#include <algorithm>
 #include <climits>
-#include <cstring>
 #include <string>
 #include <vector>
 
-#include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/concat_copy.h"
 #include "providers/cpu/cpu_provider.h"
 
 namespace onyx {
@@ -49,39 +47,9 @@ class ConcatKernel final : public OpKernel {
     }
     Tensor* Y = ctx.Output(0, out, first.type());
     if (Y == nullptr) return Status::OK();
-    int64_t outer = 1, inner = 1;
+    int64_t outer = 1;
     for (int64_t k = 0; k < axis; ++k) outer *= out[k];
-    for (int64_t k = axis + 1; k < rank; ++k) inner *= out[k];
-    const int64_t out_row = out[axis] * inner;
-    if (first.type() == ElemType::kString) {
-      auto* y = Y->data<std::string>();
-      int64_t col = 0;
-      for (const Tensor* t : ins) {
-        const int64_t row = t->dims()[axis] * inner;
-        const auto* x = t->data<std::string>();
-        for (int64_t o = 0; o < outer; ++o)
-          for (int64_t j = 0; j < row; ++j) y[o * out_row + col + j] = x[o * row + j];
-        col += row;
-      }
-      return Status::OK();
-    }
-    const size_t es = ElemSize(first.type());
-    ONYX_CHECK(es > 0, ErrorCode::kNotImplemented, "Concat: element type ", ElemTypeName(first.type()),
-               " is not supported");
-    auto* y = static_cast<char*>(Y->raw());
-    int64_t col = 0;
-    for (const Tensor* t : ins) {
-      const int64_t row = t->dims()[axis] * inner;
-      const auto* x = static_cast<const char*>(t->raw());
-      if (row > 0) {
-        ThreadPool::For(ctx.threads(), outer, std::max<int64_t>(1, (1 << 16) / row), [&](int64_t b, int64_t e) {
-          for (int64_t o = b; o < e; ++o)
-            std::memcpy(y + (o * out_row + col) * es, x + o * row * es, static_cast<size_t>(row) * es);
-        });
-      }
-      col += row;
-    }
-    return Status::OK();
+    return ConcatInto(ins, outer, ctx.threads(), Y, "Concat");
   }
 
  private:
