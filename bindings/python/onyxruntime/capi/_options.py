@@ -78,12 +78,25 @@ def _c_backed_option(name, convert, c_setter, doc):
 
 
 class _LogLevels:
-    """log_severity_level / log_verbosity_level, shared by SessionOptions and
-    RunOptions; each names the C setter for its own handle."""
+    """logid, log_severity_level and log_verbosity_level, shared by
+    SessionOptions and RunOptions; each names the C setters for its own handle."""
 
     __slots__ = ()
     _set_log_severity = None  # the OnyxApi setters for this class's handle
     _set_log_verbosity = None
+    _set_logid = None
+
+    @property
+    def logid(self):
+        """Identifier shown in the log lines of the session (or run) using these options."""
+        return self._logid
+
+    @logid.setter
+    def logid(self, value):
+        if not isinstance(value, str):
+            raise TypeError("logid must be a str, got %r" % (value,))
+        check(getattr(api, self._set_logid)(self._handle, value.encode("utf-8")))
+        self._logid = value
 
     @property
     def log_severity_level(self):
@@ -139,6 +152,7 @@ class SessionOptions(_LogLevels):
     )
     _set_log_severity = "SessionOptionsSetLogSeverity"
     _set_log_verbosity = "SessionOptionsSetLogVerbosity"
+    _set_logid = "SessionOptionsSetLogId"
 
     def __init__(self):
         self._handle = new_handle("OnyxSessionOptions", api.SessionOptionsCreate, api.SessionOptionsRelease)
@@ -188,18 +202,6 @@ class SessionOptions(_LogLevels):
     use_deterministic_compute = _c_backed_option(
         "use_deterministic_compute", _to_bool, "SessionOptionsSetDeterministicCompute",
         "Deterministic kernels only; every CPU kernel of this build already is, for a given thread count.")
-
-    @property
-    def logid(self):
-        """Identifier shown in this session's log lines."""
-        return self._logid
-
-    @logid.setter
-    def logid(self, value):
-        if not isinstance(value, str):
-            raise TypeError("logid must be a str, got %r" % (value,))
-        check(api.SessionOptionsSetLogId(self._handle, value.encode("utf-8")))
-        self._logid = value
 
     @property
     def optimized_model_filepath(self):
@@ -281,6 +283,7 @@ class RunOptions(_LogLevels):
                  "only_execute_path_to_fetches")
     _set_log_severity = "RunOptionsSetLogSeverity"
     _set_log_verbosity = "RunOptionsSetLogVerbosity"
+    _set_logid = "RunOptionsSetTag"
 
     def __init__(self):
         self._handle = new_handle("OnyxRunOptions", api.RunOptionsCreate, api.RunOptionsRelease)
@@ -289,18 +292,6 @@ class RunOptions(_LogLevels):
         self._log_verbosity_level = 0
         # Only a scheduling hint in onnxruntime; results do not depend on it.
         self.only_execute_path_to_fetches = False
-
-    @property
-    def logid(self):
-        """Tag shown in the log for runs using these options."""
-        return self._logid
-
-    @logid.setter
-    def logid(self, value):
-        if not isinstance(value, str):
-            raise TypeError("logid must be a str, got %r" % (value,))
-        check(api.RunOptionsSetTag(self._handle, value.encode("utf-8")))
-        self._logid = value
 
     @property
     def terminate(self):
