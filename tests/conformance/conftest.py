@@ -5,8 +5,10 @@
   this folder when it is run on its own).
 - Before each test, sets a fixed random seed (onyxruntime.set_seed), so tests
   of random operators listed as expected failures fail the same way each run.
-- At the end of a run, prints pass/xfail/fail counts per operator family
-  (providers/cpu/<family>), the figure the expected-failures list is judged by.
+- At the end of a run, prints pass/xfail/fail/skip counts per suite (node,
+  simple, pytorch-converted, pytorch-operator) and the one line
+  `conformance: P passed of T (X%)`, where a skip or an expected failure
+  counts as not passed, as the public ONNX backend scoreboard counts.
 """
 
 import collections
@@ -42,9 +44,9 @@ _counts = collections.defaultdict(collections.Counter)
 
 def pytest_collection_modifyitems(session, config, items):
     for item in items:
-        families = getattr(item.module, "FAMILY_OF_TEST", None) if hasattr(item, "module") else None
-        if families is not None and item.name in families:
-            _family_of_nodeid[item.nodeid] = families[item.name]
+        suites = getattr(item.module, "SUITE_OF_TEST", None) if hasattr(item, "module") else None
+        if suites is not None and item.name in suites:
+            _family_of_nodeid[item.nodeid] = suites[item.name]
 
 
 def pytest_runtest_logreport(report):
@@ -56,6 +58,8 @@ def pytest_runtest_logreport(report):
             _counts[family]["xfailed"] += 1
     elif report.when == "call":
         _counts[family][report.outcome] += 1
+    elif report.skipped:
+        _counts[family]["skipped"] += 1
     elif report.failed:
         _counts[family]["failed"] += 1
 
@@ -64,11 +68,14 @@ def pytest_terminal_summary(terminalreporter):
     if not _counts:
         return
     tr = terminalreporter
-    tr.section("ONNX node tests through onyxruntime.backend, per operator family")
+    tr.section("ONNX backend test suite, per suite")
     total = collections.Counter()
     for family in sorted(_counts):
         c = _counts[family]
         total.update(c)
-        tr.write_line("%-10s passed %4d  xfailed %4d  failed %4d" % (family, c["passed"], c["xfailed"], c["failed"]))
-    tr.write_line("%-10s passed %4d  xfailed %4d  failed %4d" % ("total", total["passed"], total["xfailed"],
-                                                                 total["failed"]))
+        tr.write_line("%-18s passed %4d  xfailed %4d  failed %4d  skipped %4d" % (
+            family, c["passed"], c["xfailed"], c["failed"], c["skipped"]))
+    n = sum(total[k] for k in ("passed", "xfailed", "failed", "skipped"))
+    tr.write_line("%-18s passed %4d  xfailed %4d  failed %4d  skipped %4d" % (
+        "total", total["passed"], total["xfailed"], total["failed"], total["skipped"]))
+    tr.write_line("conformance: %d passed of %d (%.1f%%)" % (total["passed"], n, 100.0 * total["passed"] / max(n, 1)))
