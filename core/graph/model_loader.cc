@@ -15,7 +15,8 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include "core/graph/graph.h"
-#include "onnx-ml.pb.h"
+#include "core/graph/onnx_schema.h"
+#include "core/graph/proto_convert.h"
 
 namespace onyx {
 namespace {
@@ -276,31 +277,36 @@ class Loader {
     std::vector<ValueInfo> extra;
     ONYX_RETURN_IF_ERROR(convert_infos(*gp.mutable_value_info(), &extra));
 
-    std::set<std::string> used_names;
     for (int i = 0; i < gp.node_size(); ++i) {
-      auto& np = *gp.mutable_node(i);
       Node n;
-      n.name = np.name().empty() ? StrCat(np.op_type(), "_", i) : np.name();
-      n.op_type = np.op_type();
-      n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
-      auto it = opsets_.find(n.domain);
-      if (it == opsets_.end())
-        return MakeError(ErrorCode::kInvalidGraph, n.Describe(), ": the model imports no opset for domain '",
-                         n.domain.empty() ? "ai.onnx" : n.domain, "'");
-      n.since_version = it->second;
-      n.inputs.assign(np.input().begin(), np.input().end());
-      n.outputs.assign(np.output().begin(), np.output().end());
-      for (auto& ap : *np.mutable_attribute()) {
-        Attribute a;
-        ONYX_RETURN_IF_ERROR(ConvertAttribute(ap, g, &a).WithContext(n.Describe() + ", attribute '" + ap.name() + "': "));
-        n.attrs[ap.name()] = std::move(a);
-      }
-      for (const auto& kv : n.attrs) {
-        std::vector<std::shared_ptr<Graph>> subs = kv.second.graphs;
-        if (kv.second.g) subs.push_back(kv.second.g);
-        for (const auto& sg : subs) CollectFreeNames(*sg, &n.implicit_inputs);
-      }
+      ONYX_RETURN_IF_ERROR(ConvertNode(*gp.mutable_node(i), g, i, &n));
       g->nodes.push_back(std::move(n));
+    }
+    return Status::OK();
+  }
+
+  // One node; `index` names it when the model does not ("Conv_3").
+  Status ConvertNode(onnx::NodeProto& np, const Graph* owner, int index, Node* out) {
+    Node& n = *out;
+    n.name = np.name().empty() ? StrCat(np.op_type(), "_", index) : np.name();
+    n.op_type = np.op_type();
+    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    auto it = opsets_.find(n.domain);
+    if (it == opsets_.end())
+      return MakeError(ErrorCode::kInvalidGraph, n.Describe(), ": the model imports no opset for domain '",
+                       n.domain.empty() ? "ai.onnx" : n.domain, "'");
+    n.since_version = it->second;
+    n.inputs.assign(np.input().begin(), np.input().end());
+    n.outputs.assign(np.output().begin(), np.output().end());
+    for (auto& ap : *np.mutable_attribute()) {
+      Attribute a;
+      ONYX_RETURN_IF_ERROR(ConvertAttribute(ap, owner, &a).WithContext(n.Describe() + ", attribute '" + ap.name() + "': "));
+      n.attrs[ap.name()] = std::move(a);
+    }
+    for (const auto& kv : n.attrs) {
+      std::vector<std::shared_ptr<Graph>> subs = kv.second.graphs;
+      if (kv.second.g) subs.push_back(kv.second.g);
+      for (const auto& sg : subs) CollectFreeNames(*sg, &n.implicit_inputs);
     }
     return Status::OK();
   }
@@ -370,6 +376,7 @@ Status BuildModel(onnx::ModelProto& mp, const std::string& model_dir, Model* out
     m.opsets[d] = static_cast<int>(op.version());
   }
   if (m.ir_version < 3 && m.opsets.empty()) m.opsets[""] = 1;
+  ONYX_RETURN_IF_ERROR(CheckOpsetImports(m.opsets));
   m.producer_name = mp.producer_name();
   m.producer_version = mp.producer_version();
   m.domain = mp.domain();
@@ -387,6 +394,28 @@ Status BuildModel(onnx::ModelProto& mp, const std::string& model_dir, Model* out
 }
 
 }  // namespace
+
+namespace proto {
+
+Status NodeFromProto(onnx::NodeProto& np, const Graph* owner, const std::map<std::string, int>& opsets, int index,
+                     Node* out) {
+  Loader loader("", opsets);
+  return loader.ConvertNode(np, owner, index, out);
+}
+
+Status TypeFromProto(const onnx::TypeProto& tp, TypeInfo* out) {
+  std::map<std::string, int> none;
+  Loader loader("", none);
+  return loader.ConvertType(tp, out);
+}
+
+Status TensorFromProto(onnx::TensorProto& tp, std::shared_ptr<Tensor>* out) {
+  std::map<std::string, int> none;
+  Loader loader("", none);
+  return loader.ConvertTensor(tp, out);
+}
+
+}  // namespace proto
 
 Status LoadModelFromBytes(const void* data, size_t size, const std::string& model_dir, Model* out) {
   if (size > static_cast<size_t>(INT_MAX))

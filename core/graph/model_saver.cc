@@ -17,7 +17,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include "core/graph/graph.h"
-#include "onnx-ml.pb.h"
+#include "core/graph/proto_convert.h"
 
 namespace onyx {
 namespace {
@@ -156,21 +156,23 @@ class Saver {
     return Status::OK();
   }
 
+  Status ConvertNode(const Node& n, onnx::NodeProto* np) {
+    np->set_name(n.name);
+    np->set_op_type(n.op_type);
+    if (!n.domain.empty()) np->set_domain(n.domain);
+    for (const auto& i : n.inputs) np->add_input(i);
+    for (const auto& o : n.outputs) np->add_output(o);
+    for (const auto& kv : n.attrs) {
+      Status s = ConvertAttribute(kv.first, kv.second, np->add_attribute());
+      if (!s.ok()) return s.WithContext(n.Describe() + ": ");
+    }
+    return Status::OK();
+  }
+
   Status ConvertGraph(const Graph& g, onnx::GraphProto* out) {
     out->set_name(g.name);
     if (!g.doc.empty()) out->set_doc_string(g.doc);
-    for (const Node& n : g.nodes) {
-      auto* np = out->add_node();
-      np->set_name(n.name);
-      np->set_op_type(n.op_type);
-      if (!n.domain.empty()) np->set_domain(n.domain);
-      for (const auto& i : n.inputs) np->add_input(i);
-      for (const auto& o : n.outputs) np->add_output(o);
-      for (const auto& kv : n.attrs) {
-        Status s = ConvertAttribute(kv.first, kv.second, np->add_attribute());
-        if (!s.ok()) return s.WithContext(n.Describe() + ": ");
-      }
-    }
+    for (const Node& n : g.nodes) ONYX_RETURN_IF_ERROR(ConvertNode(n, out->add_node()));
     // Sorted so that saving the same model twice gives the same bytes.
     std::vector<const std::string*> names;
     names.reserve(g.initializers.size());
@@ -301,6 +303,16 @@ Status WriteError(ErrorCode code, const std::string& path, const std::string& wh
 }
 
 }  // namespace
+
+namespace proto {
+
+Status NodeToProto(const Node& n, onnx::NodeProto* out) { return Saver().ConvertNode(n, out); }
+Status TypeToProto(const TypeInfo& t, onnx::TypeProto* out) { return Saver().ConvertType(t, out); }
+Status TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* out) {
+  return Saver().ConvertTensor(t, name, out);
+}
+
+}  // namespace proto
 
 Status SaveModelToString(const Model& model, std::string* bytes) {
   onnx::ModelProto mp;

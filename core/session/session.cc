@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "core/framework/logging.h"
+#include "core/graph/function_expansion.h"
 #include "core/graph/shape_inference.h"
 #include "core/optimizer/optimizer.h"
 #include "core/session/execution_plan.h"
@@ -215,6 +216,18 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   }
   // Types and shapes first, so kernel lookup and error messages see them.
   ONYX_RETURN_IF_ERROR(InferTypesAndShapes(*model_.graph));
+  // Operators no provider implements but ONNX defines as functions run as
+  // their bodies; a hand-written kernel, where one exists, wins.
+  auto has_kernel = [this](const Node& n, const std::vector<TypeInfo>& types) {
+    std::string why;
+    for (const auto& p : providers_)
+      if (p->Kernels().Find(n, types, &why) != nullptr) return true;
+    return false;
+  };
+  int expanded = 0;
+  ONYX_RETURN_IF_ERROR(ExpandFunctions(model_, has_kernel, &expanded));
+  if (expanded > 0) logger_->Logf(Severity::kInfo, "expanded ", expanded, " function node(s) into their ONNX bodies");
+  ONYX_RETURN_IF_ERROR(CheckInputTypesAgainstSchemas(*model_.graph));
   // onnxruntime's config key: a comma-separated list of transformer names.
   std::vector<std::string> disabled;
   auto dis = options.config.find("optimization.disable_specified_optimizers");

@@ -1,0 +1,198 @@
+#include "core/graph/onnx_schema.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "core/graph/proto_convert.h"
+#include "onnx/common/version.h"
+#include "onnx/defs/schema.h"
+#include "onnx/inliner/inliner.h"
+
+namespace onyx {
+namespace {
+
+const onnx::OpSchema* SchemaOf(const Node& node) {
+  return onnx::OpSchemaRegistry::Schema(node.op_type, node.since_version, node.domain);
+}
+
+std::string DomainName(const std::string& d) { return d.empty() ? "ai.onnx" : d; }
+
+// "tensor(float)", as schema type constraints spell types; empty when unknown.
+std::string TypeString(const TypeInfo& t) {
+  switch (t.kind) {
+    case TypeInfo::Kind::kTensor:
+    case TypeInfo::Kind::kSequence:
+    case TypeInfo::Kind::kOptional:
+    case TypeInfo::Kind::kMap:
+    case TypeInfo::Kind::kSparseTensor: {
+      onnx::TypeProto tp;
+      if (!proto::TypeToProto(t, &tp).ok()) return "";
+      // Only complete types can be compared.
+      std::string s;
+      try {
+        s = *onnx::Utils::DataTypeUtils::ToType(tp);
+      } catch (const std::exception&) {
+        return "";
+      }
+      return s;
+    }
+    default:
+      return "";
+  }
+}
+
+bool Complete(const TypeInfo& t) {
+  switch (t.kind) {
+    case TypeInfo::Kind::kTensor:
+    case TypeInfo::Kind::kSparseTensor:
+      return t.elem != ElemType::kUndefined;
+    case TypeInfo::Kind::kSequence:
+    case TypeInfo::Kind::kOptional:
+      return t.inner && Complete(*t.inner);
+    case TypeInfo::Kind::kMap:
+      return t.map_key != ElemType::kUndefined && t.inner && Complete(*t.inner);
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+Status CheckOpsetImports(const std::map<std::string, int>& opsets) {
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  for (const auto& kv : opsets) {
+    const std::string domain = kv.first.empty() ? "" : kv.first;
+    auto it = ranges.find(domain);
+    if (it == ranges.end()) continue;
+    if (kv.second > it->second.second)
+      return MakeError(ErrorCode::kInvalidGraph, "the model imports opset ", kv.second, " of domain '",
+                       DomainName(domain), "', but this build knows opsets up to ", it->second.second,
+                       " (ONNX ", ONNX_VERSION_STRING, "): the model needs a newer runtime");
+    if (kv.second < 1)
+      return MakeError(ErrorCode::kInvalidGraph, "the model imports opset ", kv.second, " of domain '",
+                       DomainName(domain), "', which does not exist");
+  }
+  return Status::OK();
+}
+
+int LatestOpset(const std::string& domain) {
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = ranges.find(domain);
+  return it == ranges.end() ? 0 : it->second.second;
+}
+
+bool HasSchema(const Node& node) { return SchemaOf(node) != nullptr; }
+
+bool HasFunctionBody(const Node& node) {
+  const onnx::OpSchema* s = SchemaOf(node);
+  if (s == nullptr) return false;
+  if (s->HasFunction() && s->GetFunction(node.since_version, false) != nullptr) return true;
+  return s->HasContextDependentFunctionWithOpsetVersion(node.since_version) || s->HasContextDependentFunction();
+}
+
+Status CheckNodeInputTypes(const Node& node, const std::vector<TypeInfo>& input_types) {
+  const onnx::OpSchema* s = SchemaOf(node);
+  if (s == nullptr) return Status::OK();
+  const auto& formals = s->inputs();
+  const auto& constraints = s->typeConstraintMap();
+  for (size_t i = 0; i < node.inputs.size() && i < input_types.size(); ++i) {
+    if (node.inputs[i].empty() || !Complete(input_types[i])) continue;
+    if (formals.empty()) break;
+    const auto& formal = formals[std::min(i, formals.size() - 1)];
+    if (i >= formals.size() && formal.GetOption() != onnx::OpSchema::Variadic) break;
+    std::string type = TypeString(input_types[i]);
+    if (type.empty()) continue;
+    auto c = constraints.find(formal.GetTypeStr());
+    if (c == constraints.end()) {
+      // A literal type such as "tensor(int64)" in place of a constraint name.
+      if (formal.GetTypeStr() != type &&
+          formal.GetTypes().find(onnx::Utils::DataTypeUtils::ToType(type)) == formal.GetTypes().end()) {
+        return MakeError(ErrorCode::kInvalidGraph, node.Describe(), ", domain '", DomainName(node.domain),
+                         "', opset ", node.since_version, ": input ", i, " ('", node.inputs[i], "') is ", type,
+                         " but the operator takes ", formal.GetTypeStr());
+      }
+      continue;
+    }
+    const auto& allowed = c->second.first;
+    if (allowed.count(onnx::Utils::DataTypeUtils::ToType(type))) continue;
+    std::vector<std::string> sorted;
+    for (const auto* t : allowed) sorted.push_back(*t);
+    std::sort(sorted.begin(), sorted.end());
+    std::string list;
+    for (const auto& t : sorted) list += (list.empty() ? "" : ", ") + t;
+    return MakeError(ErrorCode::kInvalidGraph, node.Describe(), ", domain '", DomainName(node.domain), "', opset ",
+                     node.since_version, ": input ", i, " ('", node.inputs[i], "') has type ", type,
+                     ", which type constraint ", formal.GetTypeStr(), " does not allow (allowed: ", list, ")");
+  }
+  return Status::OK();
+}
+
+Status ExpandFunctionBody(const Node& node, const std::vector<TypeInfo>& input_types,
+                          const std::map<std::string, int>& opsets, const std::unordered_set<std::string>& reserved,
+                          const Graph* owner, std::vector<Node>* out) {
+  const std::string where = StrCat(node.Describe(), ", domain '", DomainName(node.domain), "', opset ",
+                                   node.since_version, ": ");
+  // A one-node model for ONNX's inliner: it binds attributes (ref_attr_name),
+  // builds context-dependent bodies from the inputs' types, and renames every
+  // value the body defines apart from the names it sees. The enclosing graphs'
+  // names are handed to it as the inputs of a placeholder node it leaves alone.
+  onnx::ModelProto m;
+  m.set_ir_version(onnx::IR_VERSION);
+  std::map<std::string, int> imports = opsets;
+  imports[node.domain] = node.since_version;
+  for (const auto& kv : imports) {
+    auto* op = m.add_opset_import();
+    op->set_domain(kv.first);
+    op->set_version(kv.second);
+  }
+  auto* g = m.mutable_graph();
+  g->set_name("expansion");
+  ONYX_RETURN_IF_ERROR(proto::NodeToProto(node, g->add_node()).WithContext(where));
+  std::unordered_set<std::string> seen;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const std::string& name = node.inputs[i];
+    if (name.empty() || !seen.insert(name).second) continue;
+    auto* vi = g->add_input();
+    vi->set_name(name);
+    if (i < input_types.size() && Complete(input_types[i]))
+      ONYX_RETURN_IF_ERROR(proto::TypeToProto(input_types[i], vi->mutable_type()));
+  }
+  for (const auto& name : node.outputs)
+    if (!name.empty()) g->add_output()->set_name(name);
+  static const char* kReservedDomain = "onyx.internal.reserved";
+  auto* hold = g->add_node();
+  hold->set_op_type("ReservedNames");
+  hold->set_domain(kReservedDomain);
+  for (const auto& name : reserved) hold->add_input(name);
+  try {
+    auto ids = onnx::inliner::FunctionIdSet::Create({{node.domain, node.op_type}});
+    onnx::inliner::InlineSelectedFunctions(m, *ids, onnx::OpSchemaRegistry::Instance());
+  } catch (const std::exception& e) {
+    return MakeError(ErrorCode::kInvalidGraph, where, "cannot build its function body: ", e.what());
+  }
+  std::map<std::string, int> body_opsets = opsets;
+  for (const auto& op : m.opset_import()) body_opsets.emplace(op.domain() == "ai.onnx" ? "" : op.domain(), op.version());
+  int index = 0;
+  std::vector<Node> nodes;
+  for (auto& np : *g->mutable_node()) {
+    if (np.domain() == kReservedDomain) continue;
+    if (np.op_type() == node.op_type && np.domain() == node.domain)
+      return MakeError(ErrorCode::kInvalidGraph, where, "ONNX defines no function body for it at this opset");
+    std::string d = np.domain() == "ai.onnx" ? "" : np.domain();
+    if (!body_opsets.count(d)) {
+      int latest = LatestOpset(d);
+      if (latest == 0)
+        return MakeError(ErrorCode::kInvalidGraph, where, "its function body uses domain '", d,
+                         "', which neither the model nor ONNX defines");
+      body_opsets[d] = latest;
+    }
+    Node n;
+    ONYX_RETURN_IF_ERROR(proto::NodeFromProto(np, owner, body_opsets, index++, &n).WithContext(where));
+    n.name = node.name + "/" + n.name;
+    nodes.push_back(std::move(n));
+  }
+  *out = std::move(nodes);
+  return Status::OK();
+}
+
+}  // namespace onyx

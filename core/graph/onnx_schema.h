@@ -1,0 +1,46 @@
+// What the engine asks of ONNX's own C++ library (onnx/defs): opset ranges,
+// operator schemas, their type constraints and their function bodies. The one
+// place that includes onnx's schema headers; nothing here knows providers.
+#pragma once
+
+#include <map>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "core/framework/status.h"
+#include "core/graph/graph.h"
+
+namespace onyx {
+
+// Refuses an opset import newer than the ONNX library knows, for the domains it
+// knows (ai.onnx, ai.onnx.ml, ai.onnx.training, ai.onnx.preview.training), as
+// onnxruntime refuses it. Other domains (com.microsoft, a model's own) pass.
+Status CheckOpsetImports(const std::map<std::string, int>& opsets);
+
+// The newest opset ONNX's library knows for `domain` ("" = ai.onnx), 0 if none.
+int LatestOpset(const std::string& domain);
+
+// Whether ONNX defines `node` (at its opset) with a function body, plain or
+// built for the node's types and attributes (context-dependent).
+bool HasFunctionBody(const Node& node);
+
+// Whether ONNX has a schema for `node` at its opset.
+bool HasSchema(const Node& node);
+
+// Checks the types of the node's inputs against its schema's type constraints:
+// INVALID_GRAPH naming node, input and the allowed types. Unknown types, nodes
+// without a schema and variadic inputs of mixed types pass.
+Status CheckNodeInputTypes(const Node& node, const std::vector<TypeInfo>& input_types);
+
+// The nodes of `node`'s function body, built for `input_types` (one per input,
+// kind kUnknown where not known), with the node's attributes bound and every
+// value it defines renamed apart from `reserved` (names of the enclosing
+// graphs). Body nodes are named "<node name>/<their own name or op_k>" and
+// resolve their opset against `opsets` (the latest known for a domain the
+// model does not import). `owner` becomes the parent of their subgraphs.
+Status ExpandFunctionBody(const Node& node, const std::vector<TypeInfo>& input_types,
+                          const std::map<std::string, int>& opsets, const std::unordered_set<std::string>& reserved,
+                          const Graph* owner, std::vector<Node>* out);
+
+}  // namespace onyx

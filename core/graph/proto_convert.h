@@ -1,0 +1,29 @@
+// Conversions between the engine's IR and ONNX protobuf messages, shared by the
+// loader, the saver and the ONNX-library glue (schemas, function bodies). Only
+// core/graph includes this header: nothing above it sees protobuf.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/graph/graph.h"
+#include "onnx-ml.pb.h"
+
+namespace onyx {
+namespace proto {
+
+// model_loader.cc. `opsets` gives each node's since_version by its domain;
+// `np` may be moved from (its tensors' bytes are taken over).
+Status NodeFromProto(onnx::NodeProto& np, const Graph* owner, const std::map<std::string, int>& opsets, int index,
+                     Node* out);
+Status TypeFromProto(const onnx::TypeProto& tp, TypeInfo* out);
+Status TensorFromProto(onnx::TensorProto& tp, std::shared_ptr<Tensor>* out);
+
+// model_saver.cc.
+Status NodeToProto(const Node& n, onnx::NodeProto* out);
+Status TypeToProto(const TypeInfo& t, onnx::TypeProto* out);
+Status TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* out);
+
+}  // namespace proto
+}  // namespace onyx
