@@ -384,9 +384,7 @@ Status BuildModel(onnx::ModelProto& mp, const std::string& model_dir, Model* out
   // onnxruntime reports an unset model_version as INT64_MAX; users test for it.
   m.model_version = mp.has_model_version() ? mp.model_version() : INT64_MAX;
   for (const auto& kv : mp.metadata_props()) m.metadata.emplace_back(kv.key(), kv.value());
-  if (mp.functions_size() > 0)
-    return MakeError(ErrorCode::kNotImplemented, "model-local functions are not supported yet (model defines ",
-                     mp.functions_size(), ", first '", mp.functions(0).name(), "')");
+  ONYX_RETURN_IF_ERROR(proto::InlineLocalFunctions(mp));
   m.graph = std::make_shared<Graph>();
   Loader loader(model_dir, m.opsets);
   ONYX_RETURN_IF_ERROR(loader.ConvertGraph(*mp.mutable_graph(), nullptr, m.graph.get()));

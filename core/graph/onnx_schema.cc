@@ -195,4 +195,23 @@ Status ExpandFunctionBody(const Node& node, const std::vector<TypeInfo>& input_t
   return Status::OK();
 }
 
+namespace proto {
+
+Status InlineLocalFunctions(onnx::ModelProto& mp) {
+  if (mp.functions_size() == 0) return Status::OK();
+  try {
+    onnx::inliner::InlineLocalFunctions(mp, /*convert_version=*/true);
+  } catch (const std::exception& e) {
+    return MakeError(ErrorCode::kInvalidGraph, "cannot inline the model's local functions: ", e.what());
+  }
+  if (mp.functions_size() > 0) {
+    const auto& f = mp.functions(0);
+    return MakeError(ErrorCode::kNotImplemented, "model-local function '", f.name(), "' (domain '", f.domain(),
+                     "') imports opsets that differ from the model's in a domain other than ai.onnx, so it "
+                     "cannot be inlined (", mp.functions_size(), " such function(s))");
+  }
+  return Status::OK();
+}
+
+}  // namespace proto
 }  // namespace onyx

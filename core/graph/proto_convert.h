@@ -25,5 +25,12 @@ Status NodeToProto(const Node& n, onnx::NodeProto* out);
 Status TypeToProto(const TypeInfo& t, onnx::TypeProto* out);
 Status TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* out);
 
+// onnx_schema.cc: inlines every call of a model-local function
+// (ModelProto.functions, attributes passed by ref_attr_name, nested calls,
+// bodies importing another default-domain opset converted to the model's),
+// subgraphs included, and removes the inlined functions. A function that
+// calls itself, or one that cannot be inlined, is INVALID_GRAPH naming it.
+Status InlineLocalFunctions(onnx::ModelProto& mp);
+
 }  // namespace proto
 }  // namespace onyx
