@@ -4,6 +4,8 @@
 #include <exception>
 
 #include "core/graph/proto_convert.h"
+#include "core/graph/shape_inference.h"
+#include "onnx/defs/shape_inference.h"
 #include "onnx/common/version.h"
 #include "onnx/defs/schema.h"
 #include "onnx/inliner/inliner.h"
@@ -193,6 +195,108 @@ Status ExpandFunctionBody(const Node& node, const std::vector<TypeInfo>& input_t
   }
   *out = std::move(nodes);
   return Status::OK();
+}
+
+namespace {
+
+// ONNX's view of one node of our IR during inference: attributes and input
+// types converted to protobuf, small integer inputs known at load (constants,
+// shapes) as tensors, so that data-propagating rules (Reshape, Range, ...) see
+// them; symbolic dims pass through as dim_param.
+class SchemaInferenceContext final : public onnx::InferenceContext {
+ public:
+  explicit SchemaInferenceContext(shape_inference::InferContext& ctx) : ctx_(ctx) {
+    const Node& n = ctx.node();
+    ok_ = proto::NodeToProto(n, &node_).ok();
+    for (const auto& a : node_.attribute()) attrs_[a.name()] = &a;
+    inputs_.resize(n.inputs.size());
+    has_input_type_.resize(n.inputs.size(), false);
+    data_.resize(n.inputs.size());
+    has_data_.resize(n.inputs.size(), false);
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (!ctx.HasInput(i)) continue;
+      const TypeInfo& t = ctx.Input(i);
+      if (t.kind != TypeInfo::Kind::kUnknown && Complete(t))
+        has_input_type_[i] = proto::TypeToProto(t, &inputs_[i]).ok();
+      const shape_inference::IntData* d = ctx.Data(i);
+      if (d != nullptr && d->AllKnown() && t.kind == TypeInfo::Kind::kTensor &&
+          (t.elem == ElemType::kInt64 || t.elem == ElemType::kInt32)) {
+        auto& tp = data_[i];
+        tp.set_data_type(static_cast<int32_t>(t.elem));
+        if (!d->scalar) tp.add_dims(static_cast<int64_t>(d->size()));
+        for (int64_t v : d->v) {
+          if (t.elem == ElemType::kInt64) tp.add_int64_data(v);
+          else tp.add_int32_data(static_cast<int32_t>(v));
+        }
+        has_data_[i] = true;
+      }
+    }
+    outputs_.resize(n.outputs.size());
+  }
+
+  bool ok() const { return ok_; }
+  const onnx::AttributeProto* getAttribute(const std::string& name) const override {
+    auto it = attrs_.find(name);
+    return it == attrs_.end() ? nullptr : it->second;
+  }
+  size_t getNumInputs() const override { return inputs_.size(); }
+  const onnx::TypeProto* getInputType(size_t i) const override {
+    return i < inputs_.size() && has_input_type_[i] ? &inputs_[i] : nullptr;
+  }
+  bool hasInput(size_t i) const override { return ctx_.HasInput(i); }
+  const onnx::TensorProto* getInputData(size_t i) const override {
+    return i < data_.size() && has_data_[i] ? &data_[i] : nullptr;
+  }
+  size_t getNumOutputs() const override { return outputs_.size(); }
+  onnx::TypeProto* getOutputType(size_t i) override { return i < outputs_.size() ? &outputs_[i] : nullptr; }
+  bool hasOutput(size_t i) override { return ctx_.HasOutput(i); }
+  onnx::GraphInferencer* getGraphAttributeInferencer(const std::string&) override { return nullptr; }
+  const onnx::SparseTensorProto* getInputSparseData(size_t) const override { return nullptr; }
+  const onnx::TensorShapeProto* getSymbolicInput(size_t) const override { return nullptr; }
+  std::string getDisplayName() const override { return ctx_.node().Describe(); }
+
+ private:
+  shape_inference::InferContext& ctx_;
+  bool ok_ = false;
+  onnx::NodeProto node_;
+  std::unordered_map<std::string, const onnx::AttributeProto*> attrs_;
+  std::vector<onnx::TypeProto> inputs_;
+  std::vector<bool> has_input_type_;
+  std::vector<onnx::TensorProto> data_;
+  std::vector<bool> has_data_;
+  std::vector<onnx::TypeProto> outputs_;
+
+ public:
+  const std::vector<onnx::TypeProto>& outputs() const { return outputs_; }
+};
+
+}  // namespace
+
+bool InferWithSchema(shape_inference::InferContext& ctx) {
+  const Node& node = ctx.node();
+  const onnx::OpSchema* s = SchemaOf(node);
+  if (s == nullptr || !s->has_type_and_shape_inference_function()) return false;
+  SchemaInferenceContext ictx(ctx);
+  if (!ictx.ok()) return false;
+  try {
+    s->GetTypeAndShapeInferenceFunction()(ictx);
+  } catch (const std::exception&) {
+    // ONNX's rules are stricter than what exporters write and onnxruntime
+    // runs; a rule that gives up leaves the outputs unknown, not the model refused.
+    return false;
+  }
+  bool any = false;
+  for (size_t i = 0; i < ictx.outputs().size(); ++i) {
+    const onnx::TypeProto& tp = ictx.outputs()[i];
+    if (tp.value_case() == onnx::TypeProto::VALUE_NOT_SET || !ctx.HasOutput(i)) continue;
+    TypeInfo t;
+    if (!proto::TypeFromProto(tp, &t).ok() || t.kind == TypeInfo::Kind::kUnknown) continue;
+    if (t.kind == TypeInfo::Kind::kTensor && t.elem == ElemType::kUndefined) continue;
+    // ONNX leaves a dim with neither value nor param for "unknown"; ours is the same.
+    ctx.Output(i) = std::move(t);
+    any = true;
+  }
+  return any;
 }
 
 namespace proto {

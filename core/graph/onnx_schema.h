@@ -13,6 +13,10 @@
 
 namespace onyx {
 
+namespace shape_inference {
+class InferContext;
+}
+
 // Refuses an opset import newer than the ONNX library knows, for the domains it
 // knows (ai.onnx, ai.onnx.ml, ai.onnx.training, ai.onnx.preview.training), as
 // onnxruntime refuses it. Other domains (com.microsoft, a model's own) pass.
@@ -42,5 +46,10 @@ Status CheckNodeInputTypes(const Node& node, const std::vector<TypeInfo>& input_
 Status ExpandFunctionBody(const Node& node, const std::vector<TypeInfo>& input_types,
                           const std::map<std::string, int>& opsets, const std::unordered_set<std::string>& reserved,
                           const Graph* owner, std::vector<Node>* out);
+
+// Runs the node's ONNX schema inference function over our IR (for operators
+// without a rule of our own) and fills ctx's outputs. False when there is no
+// schema or function, or when ONNX's rule gave up (the outputs stay unknown).
+bool InferWithSchema(shape_inference::InferContext& ctx);
 
 }  // namespace onyx

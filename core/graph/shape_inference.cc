@@ -5,6 +5,8 @@
 
 #include <limits>
 
+#include "core/graph/onnx_schema.h"
+
 namespace onyx {
 
 std::string DimsString(const std::vector<Dim>& dims) {
@@ -446,6 +448,7 @@ Status InferScan(InferContext& ctx) {
 Status InferNode(Graph& g, GraphState& state, const Node& node) {
   InferContext ctx(g, state, node);
   Status st;
+  bool from_schema = false;
   if (node.domain.empty() && node.op_type == "If") {
     st = InferIf(ctx);
   } else if (node.domain.empty() && node.op_type == "Loop") {
@@ -461,6 +464,7 @@ Status InferNode(Graph& g, GraphState& state, const Node& node) {
     }
     auto it = Rules().find(Key(node));
     if (it != Rules().end()) st = it->second(ctx);
+    else from_schema = InferWithSchema(ctx);
   }
   ONYX_RETURN_IF_ERROR(st);
 
@@ -469,8 +473,16 @@ Status InferNode(Graph& g, GraphState& state, const Node& node) {
     if (name.empty() || ctx.outputs[i].kind == TypeInfo::Kind::kUnknown) continue;
     TypeInfo& declared = g.value_types[name];
     std::string why;
-    if (!MergeType(ctx.outputs[i], &declared, &why))
+    TypeInfo before = declared;
+    if (!MergeType(ctx.outputs[i], &declared, &why)) {
+      // ONNX's generic rules may disagree with what an exporter declared and
+      // onnxruntime runs: keep the declaration rather than refuse the model.
+      if (from_schema) {
+        declared = before;
+        continue;
+      }
       return ctx.Fail(StrCat("output '", name, "': inferred ", why, " (input shapes ", ctx.InputShapes(), ")"));
+    }
   }
   for (auto& od : ctx.output_data) {
     const std::string& name = node.outputs[od.first];

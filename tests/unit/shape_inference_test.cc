@@ -848,5 +848,37 @@ TEST(ShapeInferenceModel, OverridableInitializerIsNotConstant) {
   EXPECT_EQ(t.T("y"), "tensor(float)[?,?]");
 }
 
+// ---------------------------------------------------------------------------
+// Operators without a rule of ours fall back on ONNX's schema inference.
+
+TEST(SchemaInferenceFallback, DetKeepsSymbolicBatch) {
+  G t;
+  t.Input("x", F, {"batch", "3", "3"});
+  t.N("Det", {"x"}, {"y"});
+  t.Output("y");
+  ASSERT_EQ(Err(t.Run()), "OK");
+  EXPECT_EQ(t.T("y"), "tensor(float)[batch]");
+}
+
+TEST(SchemaInferenceFallback, TileSeesConstantRepeats) {
+  G t;
+  t.Input("x", F, {"2", "3"});
+  t.Ints("reps", {2, 2});
+  t.N("Tile", {"x", "reps"}, {"y"});
+  t.Output("y");
+  ASSERT_EQ(Err(t.Run()), "OK");
+  EXPECT_EQ(t.T("y"), "tensor(float)[4,6]");
+}
+
+TEST(SchemaInferenceFallback, DisagreementWithADeclarationKeepsTheDeclaration) {
+  G t;
+  t.Input("x", F, {"4", "3", "3"});
+  t.Declare("y", F, {"7"});
+  t.N("Det", {"x"}, {"y"});
+  t.Output("y");
+  ASSERT_EQ(Err(t.Run()), "OK");
+  EXPECT_EQ(t.T("y"), "tensor(float)[7]");
+}
+
 }  // namespace
 }  // namespace onyx
