@@ -1,8 +1,9 @@
 """Rewrites expected_failures.txt from a run of the whole suite.
 
 Runs tests/conformance with ONYX_CONFORMANCE_NO_XFAIL=1 and lists every test
-that failed or was skipped. A test already listed keeps its hand-written
-reason; a new one gets the first line of its error. Tests that pass drop off.
+that failed or was skipped. A reason written by hand is kept while the test
+still fails; a generated one (it starts with "error: ") is replaced by the
+first line of the test's current error. Tests that pass drop off.
 
     PYTHONPATH=build/python .venv/bin/python tests/conformance/update_expected_failures.py
 """
@@ -21,8 +22,9 @@ HEADER = """\
 # Tests of the ONNX backend suite (tests/conformance/test_backend_suite.py) that fail
 # for a known reason: one test name per line, then '# reason'. Listed tests run as
 # expected failures; one that starts passing fails the suite until its line is
-# removed. update_expected_failures.py rewrites this file from a run, keeping the
-# reasons written here by hand.
+# removed. update_expected_failures.py rewrites this file from a run: reasons
+# that start with "error: " are the test's error, regenerated each time; others
+# were written by hand and are kept.
 
 """
 
@@ -49,7 +51,7 @@ class Collector:
             msg = " ".join(msg.split())
             msg = re.sub(r"^[\w.]+: ", "", msg)
             msg = re.sub(r"^\[OnyxRuntimeError\] : \d+ : ", "", msg)
-            self.failed[name] = msg[:240] or "fails"
+            self.failed[name] = "error: " + (msg[:240] or "fails")
 
 
 def main():
@@ -60,7 +62,9 @@ def main():
                 plugins=[collector])
     lines = []
     for name in sorted(collector.failed):
-        reason = old.get(name) or collector.failed[name]
+        reason = old.get(name, "")
+        if not reason or reason.startswith("error: "):
+            reason = collector.failed[name]
         lines.append("%s  # %s" % (name, reason.replace("#", "")))
     with open(EXPECTED_FAILURES_FILE, "w", encoding="utf-8") as f:
         f.write(HEADER + "\n".join(lines) + "\n")
