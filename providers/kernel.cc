@@ -18,6 +18,13 @@ const TypeInfo& KernelInfo::InputType(int i) const {
   return i >= 0 && i < static_cast<int>(input_types_.size()) ? input_types_[i] : kUnknown;
 }
 
+std::vector<KernelDef>& StaticCpuKernelDefs() {
+  // Constructed on first use: registrars in other files run before main in
+  // an unspecified order.
+  static std::vector<KernelDef>* defs = new std::vector<KernelDef>();
+  return *defs;
+}
+
 void KernelRegistry::Register(KernelDef def) {
   defs_[{def.domain, def.op_type}].push_back(std::move(def));
 }
@@ -26,6 +33,13 @@ size_t KernelRegistry::size() const {
   size_t n = 0;
   for (const auto& kv : defs_) n += kv.second.size();
   return n;
+}
+
+std::vector<const KernelDef*> KernelRegistry::Defs() const {
+  std::vector<const KernelDef*> out;
+  for (const auto& kv : defs_)
+    for (const auto& d : kv.second) out.push_back(&d);
+  return out;
 }
 
 const KernelDef* KernelRegistry::Find(const Node& node, const std::vector<TypeInfo>& input_types,

@@ -13,6 +13,7 @@
 #include "core/framework/thread_pool.h"
 #include "core/framework/value.h"
 #include "core/graph/graph.h"
+#include "providers/type_sets.h"
 
 namespace onyx {
 
@@ -89,6 +90,9 @@ class OpKernel {
   virtual Status Compute(KernelContext& ctx) const = 0;
 };
 
+// Last opset of an open-ended since range.
+constexpr int kMaxVersion = INT_MAX;
+
 using KernelCreateFn = std::function<Status(const KernelInfo&, std::unique_ptr<OpKernel>*)>;
 
 struct KernelDef {
@@ -109,27 +113,57 @@ class KernelRegistry {
   // `type` is the element type of the constrained input (kUndefined if unknown).
   const KernelDef* Find(const Node& node, const std::vector<TypeInfo>& input_types, std::string* why) const;
   size_t size() const;
+  // Every definition, ordered by (domain, op) then registration order.
+  std::vector<const KernelDef*> Defs() const;
 
  private:
   std::map<std::pair<std::string, std::string>, std::vector<KernelDef>> defs_;
 };
 
-// Convenience for the common case of one kernel class built from KernelInfo.
-template <typename K>
-KernelCreateFn MakeKernel() {
-  return [](const KernelInfo& info, std::unique_ptr<OpKernel>* out) -> Status {
-    auto k = std::make_unique<K>();
+// One kernel class, built with `args` then Init(info), as a KernelDef for
+// (domain, op, since..end, types). Used through ONYX_REGISTER_KERNEL.
+template <typename K, typename... Args>
+KernelDef MakeKernelDef(const char* domain, const char* op, int since, int end, std::vector<ElemType> types,
+                        Args... args) {
+  KernelDef d;
+  d.domain = domain;
+  d.op_type = op;
+  d.since_version = since;
+  d.end_version = end;
+  d.types = std::move(types);
+  d.create = [args...](const KernelInfo& info, std::unique_ptr<OpKernel>* out) -> Status {
+    auto k = std::make_unique<K>(args...);
     ONYX_RETURN_IF_ERROR(k->Init(info));
     *out = std::move(k);
     return Status::OK();
   };
+  return d;
 }
 
-// Type lists used by registrations.
-inline std::vector<ElemType> FloatTypes() { return {ElemType::kFloat, ElemType::kDouble}; }
-inline std::vector<ElemType> NumericTypes() {
-  return {ElemType::kFloat, ElemType::kDouble, ElemType::kInt32, ElemType::kInt64, ElemType::kInt8,
-          ElemType::kInt16, ElemType::kUint8, ElemType::kUint16, ElemType::kUint32, ElemType::kUint64};
-}
+// The CPU kernels' definitions, collected at static initialization by
+// ONYX_REGISTER_KERNEL; the CPU provider builds its registry from them.
+std::vector<KernelDef>& StaticCpuKernelDefs();
+
+struct CpuKernelRegistrar {
+  explicit CpuKernelRegistrar(KernelDef def) { StaticCpuKernelDefs().push_back(std::move(def)); }
+};
+
+}  // namespace onyx
+
+#define ONYX_KERNEL_CAT2(a, b) a##b
+#define ONYX_KERNEL_CAT(a, b) ONYX_KERNEL_CAT2(a, b)
+
+// Registers a CPU kernel, one statement at the bottom of its file:
+//   ONYX_REGISTER_KERNEL(NormalizerKernel, "ai.onnx.ml", "Normalizer", 1, kMaxVersion, ml::FeatureTypes());
+// Arguments: kernel class, domain ("" = ai.onnx), op, since and last opset
+// (inclusive), the element types accepted on input 0 (AnyType() for any), then
+// any constructor arguments of the kernel. A class name with a comma needs an
+// alias (`using X = K<a, b>;`). The library is linked whole (CMakeLists.txt),
+// so these initializers are never dropped.
+#define ONYX_REGISTER_KERNEL(Kernel, ...)                                                    \
+  static const ::onyx::CpuKernelRegistrar ONYX_KERNEL_CAT(onyx_kernel_registrar_, __COUNTER__)( \
+      ::onyx::MakeKernelDef<Kernel>(__VA_ARGS__))
+
+namespace onyx {
 
 }  // namespace onyx

@@ -13,13 +13,7 @@ class CpuProvider final : public ExecutionProvider {
     // Built once per process; read-only afterwards, so shared by all sessions.
     static const KernelRegistry* registry = [] {
       auto* r = new KernelRegistry();
-      RegisterCpuMathKernels(*r);
-      RegisterCpuNnKernels(*r);
-      RegisterCpuTensorKernels(*r);
-      RegisterCpuReductionKernels(*r);
-      RegisterCpuRandomKernels(*r);
-      RegisterCpuSequenceKernels(*r);
-      RegisterCpuMlKernels(*r);
+      for (const KernelDef& def : StaticCpuKernelDefs()) r->Register(def);
       return r;
     }();
     return *registry;

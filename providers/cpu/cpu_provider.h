@@ -6,15 +6,8 @@
 
 namespace onyx {
 
+// Its kernels register themselves, one ONYX_REGISTER_KERNEL statement at the
+// bottom of each kernel file (providers/kernel.h).
 std::unique_ptr<ExecutionProvider> CreateCpuProvider();
-
-// One register function per operator family; each lists its operators' files.
-void RegisterCpuMathKernels(KernelRegistry& r);
-void RegisterCpuNnKernels(KernelRegistry& r);
-void RegisterCpuTensorKernels(KernelRegistry& r);
-void RegisterCpuReductionKernels(KernelRegistry& r);
-void RegisterCpuRandomKernels(KernelRegistry& r);
-void RegisterCpuSequenceKernels(KernelRegistry& r);
-void RegisterCpuMlKernels(KernelRegistry& r);
 
 }  // namespace onyx

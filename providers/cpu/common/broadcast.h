@@ -126,9 +126,7 @@ struct CalcType<BFloat16> {
 // DispatchNumeric plus float16 and bfloat16 (computed through float).
 template <typename F>
 Status DispatchNumericOrHalf(ElemType t, const char* what, F&& fn) {
-  if (t == ElemType::kFloat16) return fn(TypeTag<Float16>{});
-  if (t == ElemType::kBFloat16) return fn(TypeTag<BFloat16>{});
-  return DispatchNumeric(t, what, fn);
+  return DispatchOver(NumericOrHalfTypeSet{}, t, what, fn);
 }
 
 // Copies a strided view into contiguous `dst` of shape `dims`: output element

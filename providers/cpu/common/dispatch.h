@@ -1,11 +1,13 @@
 // Element-type dispatch: call a generic lambda with a typed tag, so kernels are
-// written once as templates instead of once per type.
+// written once as templates instead of once per type. The sets come from
+// providers/type_sets.h, the same lists the registrations use.
 #pragma once
 
 #include <string>
 
 #include "core/framework/data_type.h"
 #include "core/framework/status.h"
+#include "providers/type_sets.h"
 
 namespace onyx {
 
@@ -14,64 +16,30 @@ struct TypeTag {
   using type = T;
 };
 
-#define ONYX_DISPATCH_CASE(E, T) \
-  case ElemType::E:              \
-    return fn(TypeTag<T>{});
-
 inline Status UnsupportedType(const char* what, ElemType t) {
   return MakeError(ErrorCode::kNotImplemented, what, ": element type ", ElemTypeName(t), " is not supported");
 }
 
-// float, double
+// Calls fn(TypeTag<T>{}) for the T of `set` whose ElemType is `t`; NOT_IMPLEMENTED
+// naming `what` when `t` is not in the set.
+template <typename... Ts, typename F>
+Status DispatchOver(TypeSet<Ts...>, ElemType t, const char* what, F&& fn) {
+  Status result;
+  const bool found = ((t == ElemTypeOf<Ts>::value ? (result = fn(TypeTag<Ts>{}), true) : false) || ...);
+  return found ? result : UnsupportedType(what, t);
+}
+
 template <typename F>
 Status DispatchFloat(ElemType t, const char* what, F&& fn) {
-  switch (t) {
-    ONYX_DISPATCH_CASE(kFloat, float)
-    ONYX_DISPATCH_CASE(kDouble, double)
-    default: return UnsupportedType(what, t);
-  }
+  return DispatchOver(FloatTypeSet{}, t, what, fn);
 }
-
-// Every real numeric type (no bool, no float16).
 template <typename F>
 Status DispatchNumeric(ElemType t, const char* what, F&& fn) {
-  switch (t) {
-    ONYX_DISPATCH_CASE(kFloat, float)
-    ONYX_DISPATCH_CASE(kDouble, double)
-    ONYX_DISPATCH_CASE(kInt8, int8_t)
-    ONYX_DISPATCH_CASE(kInt16, int16_t)
-    ONYX_DISPATCH_CASE(kInt32, int32_t)
-    ONYX_DISPATCH_CASE(kInt64, int64_t)
-    ONYX_DISPATCH_CASE(kUint8, uint8_t)
-    ONYX_DISPATCH_CASE(kUint16, uint16_t)
-    ONYX_DISPATCH_CASE(kUint32, uint32_t)
-    ONYX_DISPATCH_CASE(kUint64, uint64_t)
-    default: return UnsupportedType(what, t);
-  }
+  return DispatchOver(NumericTypeSet{}, t, what, fn);
 }
-
-// Every fixed-size type plus string: for data movement (copy, gather, concat).
 template <typename F>
 Status DispatchAll(ElemType t, const char* what, F&& fn) {
-  switch (t) {
-    ONYX_DISPATCH_CASE(kFloat, float)
-    ONYX_DISPATCH_CASE(kDouble, double)
-    ONYX_DISPATCH_CASE(kInt8, int8_t)
-    ONYX_DISPATCH_CASE(kInt16, int16_t)
-    ONYX_DISPATCH_CASE(kInt32, int32_t)
-    ONYX_DISPATCH_CASE(kInt64, int64_t)
-    ONYX_DISPATCH_CASE(kUint8, uint8_t)
-    ONYX_DISPATCH_CASE(kUint16, uint16_t)
-    ONYX_DISPATCH_CASE(kUint32, uint32_t)
-    ONYX_DISPATCH_CASE(kUint64, uint64_t)
-    ONYX_DISPATCH_CASE(kBool, bool)
-    ONYX_DISPATCH_CASE(kFloat16, Float16)
-    ONYX_DISPATCH_CASE(kBFloat16, BFloat16)
-    ONYX_DISPATCH_CASE(kString, std::string)
-    default: return UnsupportedType(what, t);
-  }
+  return DispatchOver(AllTypeSet{}, t, what, fn);
 }
-
-#undef ONYX_DISPATCH_CASE
 
 }  // namespace onyx

@@ -4,7 +4,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 
@@ -75,17 +75,6 @@ class ClipKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterClip(KernelRegistry& r) {
-  std::vector<ElemType> types = NumericTypes();
-  types.push_back(ElemType::kFloat16);
-  types.push_back(ElemType::kBFloat16);
-  KernelDef d;
-  d.op_type = "Clip";
-  d.since_version = 1;
-  d.end_version = INT_MAX;
-  d.types = types;
-  d.create = MakeKernel<ClipKernel>();
-  r.Register(std::move(d));
-}
+ONYX_REGISTER_KERNEL(ClipKernel, "", "Clip", 1, kMaxVersion, NumericOrHalfTypes());
 
 }  // namespace onyx

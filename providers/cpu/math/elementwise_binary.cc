@@ -6,7 +6,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 
@@ -440,73 +440,34 @@ class VariadicKernel final : public OpKernel {
   const char* name_;
 };
 
-std::vector<ElemType> WithHalf(std::vector<ElemType> v) {
-  v.push_back(ElemType::kFloat16);
-  v.push_back(ElemType::kBFloat16);
+std::vector<ElemType> ComparableTypes() {
+  std::vector<ElemType> v = NumericOrHalfTypes();
+  v.push_back(ElemType::kBool);
+  v.push_back(ElemType::kString);
   return v;
-}
-
-void AddBinary(KernelRegistry& r, const char* name, BinOp op, int since, int end, std::vector<ElemType> types) {
-  KernelDef d;
-  d.op_type = name;
-  d.since_version = since;
-  d.end_version = end;
-  d.types = std::move(types);
-  d.create = [op](const KernelInfo& info, std::unique_ptr<OpKernel>* out) -> Status {
-    auto k = std::make_unique<BinaryKernel>(op);
-    ONYX_RETURN_IF_ERROR(k->Init(info));
-    *out = std::move(k);
-    return Status::OK();
-  };
-  r.Register(std::move(d));
-}
-
-void AddVariadic(KernelRegistry& r, const char* name, VarOp op, std::vector<ElemType> types) {
-  KernelDef d;
-  d.op_type = name;
-  d.types = std::move(types);
-  d.create = [op, name](const KernelInfo& info, std::unique_ptr<OpKernel>* out) -> Status {
-    auto k = std::make_unique<VariadicKernel>(op, name);
-    ONYX_RETURN_IF_ERROR(k->Init(info));
-    *out = std::move(k);
-    return Status::OK();
-  };
-  r.Register(std::move(d));
 }
 
 }  // namespace
 
-void RegisterElementwiseBinary(KernelRegistry& r) {
-  const std::vector<ElemType> num = WithHalf(NumericTypes());
-  for (auto [name, op] : {std::pair<const char*, BinOp>{"Add", BinOp::kAdd}, {"Sub", BinOp::kSub},
-                          {"Mul", BinOp::kMul}, {"Div", BinOp::kDiv}}) {
-    AddBinary(r, name, op, 1, INT_MAX, num);
-  }
-  std::vector<ElemType> cmp = num;
-  cmp.push_back(ElemType::kBool);
-  AddBinary(r, "Greater", BinOp::kGreater, 1, INT_MAX, num);
-  AddBinary(r, "Less", BinOp::kLess, 1, INT_MAX, num);
-  AddBinary(r, "GreaterOrEqual", BinOp::kGreaterEq, 12, INT_MAX, num);
-  AddBinary(r, "LessOrEqual", BinOp::kLessEq, 12, INT_MAX, num);
-  cmp.push_back(ElemType::kString);
-  AddBinary(r, "Equal", BinOp::kEqual, 1, INT_MAX, cmp);
-  for (auto [name, op] : {std::pair<const char*, BinOp>{"And", BinOp::kAnd}, {"Or", BinOp::kOr},
-                          {"Xor", BinOp::kXor}}) {
-    AddBinary(r, name, op, 1, INT_MAX, {ElemType::kBool});
-  }
-  AddBinary(r, "Mod", BinOp::kMod, 10, INT_MAX, num);
-
-  KernelDef pow;
-  pow.op_type = "Pow";
-  pow.types = {ElemType::kFloat, ElemType::kDouble, ElemType::kInt32, ElemType::kInt64, ElemType::kFloat16,
-               ElemType::kBFloat16};
-  pow.create = MakeKernel<PowKernel>();
-  r.Register(std::move(pow));
-
-  AddVariadic(r, "Max", VarOp::kMax, num);
-  AddVariadic(r, "Min", VarOp::kMin, num);
-  AddVariadic(r, "Sum", VarOp::kSum, num);
-  AddVariadic(r, "Mean", VarOp::kMean, WithHalf(FloatTypes()));
-}
+ONYX_REGISTER_KERNEL(BinaryKernel, "", "Add", 1, kMaxVersion, NumericOrHalfTypes(), BinOp::kAdd);
+ONYX_REGISTER_KERNEL(BinaryKernel, "", "Sub", 1, kMaxVersion, NumericOrHalfTypes(), BinOp::kSub);
+ONYX_REGISTER_KERNEL(BinaryKernel, "", "Mul", 1, kMaxVersion, NumericOrHalfTypes(), BinOp::kMul);
+ONYX_REGISTER_KERNEL(BinaryKernel, "", "Div", 1, kMaxVersion, NumericOrHalfTypes(), BinOp::kDiv);
+ONYX_REGISTER_KERNEL(BinaryKernel, "", "Greater", 1, kMaxVersion, NumericOrHalfTypes(), BinOp::kGreater);
+ONYX_REGISTER_KERNEL(BinaryKernel, "", "Less", 1, kMaxVersion, NumericOrHalfTypes(), BinOp::kLess);
+ONYX_REGISTER_KERNEL(BinaryKernel, "", "GreaterOrEqual", 12, kMaxVersion, NumericOrHalfTypes(), BinOp::kGreaterEq);
+ONYX_REGISTER_KERNEL(BinaryKernel, "", "LessOrEqual", 12, kMaxVersion, NumericOrHalfTypes(), BinOp::kLessEq);
+ONYX_REGISTER_KERNEL(BinaryKernel, "", "Equal", 1, kMaxVersion, ComparableTypes(), BinOp::kEqual);
+ONYX_REGISTER_KERNEL(BinaryKernel, "", "And", 1, kMaxVersion, BoolTypes(), BinOp::kAnd);
+ONYX_REGISTER_KERNEL(BinaryKernel, "", "Or", 1, kMaxVersion, BoolTypes(), BinOp::kOr);
+ONYX_REGISTER_KERNEL(BinaryKernel, "", "Xor", 1, kMaxVersion, BoolTypes(), BinOp::kXor);
+ONYX_REGISTER_KERNEL(BinaryKernel, "", "Mod", 10, kMaxVersion, NumericOrHalfTypes(), BinOp::kMod);
+ONYX_REGISTER_KERNEL(PowKernel, "", "Pow", 1, kMaxVersion,
+                     {ElemType::kFloat, ElemType::kDouble, ElemType::kInt32, ElemType::kInt64, ElemType::kFloat16,
+                      ElemType::kBFloat16});
+ONYX_REGISTER_KERNEL(VariadicKernel, "", "Max", 1, kMaxVersion, NumericOrHalfTypes(), VarOp::kMax, "Max");
+ONYX_REGISTER_KERNEL(VariadicKernel, "", "Min", 1, kMaxVersion, NumericOrHalfTypes(), VarOp::kMin, "Min");
+ONYX_REGISTER_KERNEL(VariadicKernel, "", "Sum", 1, kMaxVersion, NumericOrHalfTypes(), VarOp::kSum, "Sum");
+ONYX_REGISTER_KERNEL(VariadicKernel, "", "Mean", 1, kMaxVersion, FloatOrHalfTypes(), VarOp::kMean, "Mean");
 
 }  // namespace onyx

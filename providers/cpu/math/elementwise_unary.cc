@@ -7,7 +7,7 @@
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/common/fast_math.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 
@@ -214,64 +214,31 @@ class UnaryKernel final : public OpKernel {
   UnaryParams p_;
 };
 
-std::vector<ElemType> TypesOf(Domain d) {
-  switch (d) {
-    case Domain::kBool: return {ElemType::kBool};
-    case Domain::kFloat: return {ElemType::kFloat, ElemType::kDouble, ElemType::kFloat16, ElemType::kBFloat16};
-    case Domain::kSigned:
-      return {ElemType::kFloat, ElemType::kDouble, ElemType::kFloat16, ElemType::kBFloat16,
-              ElemType::kInt8,  ElemType::kInt16,  ElemType::kInt32,   ElemType::kInt64};
-    case Domain::kNumeric: {
-      std::vector<ElemType> v = NumericTypes();
-      v.push_back(ElemType::kFloat16);
-      v.push_back(ElemType::kBFloat16);
-      return v;
-    }
-  }
-  return {};
-}
-
-void AddUnary(KernelRegistry& r, const char* name, UnOp op, Domain dom, int since = 1) {
-  KernelDef d;
-  d.op_type = name;
-  d.since_version = since;
-  d.end_version = INT_MAX;
-  d.types = TypesOf(dom);
-  d.create = [op, dom, name](const KernelInfo& info, std::unique_ptr<OpKernel>* out) -> Status {
-    auto k = std::make_unique<UnaryKernel>(op, dom, name);
-    ONYX_RETURN_IF_ERROR(k->Init(info));
-    *out = std::move(k);
-    return Status::OK();
-  };
-  r.Register(std::move(d));
-}
-
 }  // namespace
 
-void RegisterElementwiseUnary(KernelRegistry& r) {
-  AddUnary(r, "Relu", UnOp::kRelu, Domain::kSigned);
-  AddUnary(r, "Erf", UnOp::kErf, Domain::kFloat, 9);
-  AddUnary(r, "Tanh", UnOp::kTanh, Domain::kFloat);
-  AddUnary(r, "Sqrt", UnOp::kSqrt, Domain::kFloat);
-  AddUnary(r, "Sigmoid", UnOp::kSigmoid, Domain::kFloat);
-  AddUnary(r, "Exp", UnOp::kExp, Domain::kFloat);
-  AddUnary(r, "Log", UnOp::kLog, Domain::kFloat);
-  AddUnary(r, "Neg", UnOp::kNeg, Domain::kSigned);
-  AddUnary(r, "Abs", UnOp::kAbs, Domain::kNumeric);
-  AddUnary(r, "Sign", UnOp::kSign, Domain::kNumeric, 9);
-  AddUnary(r, "Reciprocal", UnOp::kReciprocal, Domain::kFloat);
-  AddUnary(r, "Floor", UnOp::kFloor, Domain::kFloat);
-  AddUnary(r, "Ceil", UnOp::kCeil, Domain::kFloat);
-  AddUnary(r, "Round", UnOp::kRound, Domain::kFloat, 11);
-  AddUnary(r, "Sin", UnOp::kSin, Domain::kFloat, 7);
-  AddUnary(r, "Cos", UnOp::kCos, Domain::kFloat, 7);
-  AddUnary(r, "Not", UnOp::kNot, Domain::kBool);
-  AddUnary(r, "LeakyRelu", UnOp::kLeakyRelu, Domain::kFloat);
-  AddUnary(r, "Elu", UnOp::kElu, Domain::kFloat);
-  AddUnary(r, "Selu", UnOp::kSelu, Domain::kFloat);
-  AddUnary(r, "HardSigmoid", UnOp::kHardSigmoid, Domain::kFloat);
-  AddUnary(r, "Softplus", UnOp::kSoftplus, Domain::kFloat);
-  AddUnary(r, "Gelu", UnOp::kGelu, Domain::kFloat, 20);
-}
+// Each op's Domain picks both its registered types and its run-time dispatch.
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Relu", 1, kMaxVersion, SignedTypes(), UnOp::kRelu, Domain::kSigned, "Relu");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Erf", 9, kMaxVersion, FloatOrHalfTypes(), UnOp::kErf, Domain::kFloat, "Erf");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Tanh", 1, kMaxVersion, FloatOrHalfTypes(), UnOp::kTanh, Domain::kFloat, "Tanh");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Sqrt", 1, kMaxVersion, FloatOrHalfTypes(), UnOp::kSqrt, Domain::kFloat, "Sqrt");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Sigmoid", 1, kMaxVersion, FloatOrHalfTypes(), UnOp::kSigmoid, Domain::kFloat, "Sigmoid");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Exp", 1, kMaxVersion, FloatOrHalfTypes(), UnOp::kExp, Domain::kFloat, "Exp");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Log", 1, kMaxVersion, FloatOrHalfTypes(), UnOp::kLog, Domain::kFloat, "Log");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Neg", 1, kMaxVersion, SignedTypes(), UnOp::kNeg, Domain::kSigned, "Neg");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Abs", 1, kMaxVersion, NumericOrHalfTypes(), UnOp::kAbs, Domain::kNumeric, "Abs");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Sign", 9, kMaxVersion, NumericOrHalfTypes(), UnOp::kSign, Domain::kNumeric, "Sign");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Reciprocal", 1, kMaxVersion, FloatOrHalfTypes(), UnOp::kReciprocal, Domain::kFloat, "Reciprocal");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Floor", 1, kMaxVersion, FloatOrHalfTypes(), UnOp::kFloor, Domain::kFloat, "Floor");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Ceil", 1, kMaxVersion, FloatOrHalfTypes(), UnOp::kCeil, Domain::kFloat, "Ceil");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Round", 11, kMaxVersion, FloatOrHalfTypes(), UnOp::kRound, Domain::kFloat, "Round");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Sin", 7, kMaxVersion, FloatOrHalfTypes(), UnOp::kSin, Domain::kFloat, "Sin");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Cos", 7, kMaxVersion, FloatOrHalfTypes(), UnOp::kCos, Domain::kFloat, "Cos");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Not", 1, kMaxVersion, BoolTypes(), UnOp::kNot, Domain::kBool, "Not");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "LeakyRelu", 1, kMaxVersion, FloatOrHalfTypes(), UnOp::kLeakyRelu, Domain::kFloat, "LeakyRelu");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Elu", 1, kMaxVersion, FloatOrHalfTypes(), UnOp::kElu, Domain::kFloat, "Elu");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Selu", 1, kMaxVersion, FloatOrHalfTypes(), UnOp::kSelu, Domain::kFloat, "Selu");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "HardSigmoid", 1, kMaxVersion, FloatOrHalfTypes(), UnOp::kHardSigmoid, Domain::kFloat, "HardSigmoid");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Softplus", 1, kMaxVersion, FloatOrHalfTypes(), UnOp::kSoftplus, Domain::kFloat, "Softplus");
+ONYX_REGISTER_KERNEL(UnaryKernel, "", "Gelu", 20, kMaxVersion, FloatOrHalfTypes(), UnOp::kGelu, Domain::kFloat, "Gelu");
 
 }  // namespace onyx

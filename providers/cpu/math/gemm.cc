@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 #include "providers/cpu/math/blas.h"
 
 // Present only in DYNAMIC_ARCH builds of OpenBLAS (Debian's is one); weak so
@@ -52,7 +52,7 @@ bool SelectBlasKernels() {
 #endif
 }
 
-const bool kBlasKernelsSelected = SelectBlasKernels();
+[[maybe_unused]] const bool kBlasKernelsSelected = SelectBlasKernels();
 
 class GemmKernel final : public OpKernel {
  public:
@@ -134,15 +134,8 @@ class GemmKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterGemm(KernelRegistry& r) {
-  (void)kBlasKernelsSelected;
-  KernelDef def;
-  def.op_type = "Gemm";
-  def.since_version = 1;
-  def.types = {ElemType::kFloat, ElemType::kDouble, ElemType::kInt32, ElemType::kInt64, ElemType::kUint32,
-               ElemType::kUint64};
-  def.create = MakeKernel<GemmKernel>();
-  r.Register(std::move(def));
-}
+ONYX_REGISTER_KERNEL(GemmKernel, "", "Gemm", 1, kMaxVersion,
+                     {ElemType::kFloat, ElemType::kDouble, ElemType::kInt32, ElemType::kInt64, ElemType::kUint32,
+                      ElemType::kUint64});
 
 }  // namespace onyx

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 #include "providers/cpu/math/blas.h"
 
 namespace onyx {
@@ -146,14 +146,8 @@ class MatMulKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterMatMul(KernelRegistry& r) {
-  KernelDef def;
-  def.op_type = "MatMul";
-  def.since_version = 1;
-  def.types = {ElemType::kFloat, ElemType::kDouble, ElemType::kInt32, ElemType::kInt64, ElemType::kUint32,
-               ElemType::kUint64};
-  def.create = MakeKernel<MatMulKernel>();
-  r.Register(std::move(def));
-}
+ONYX_REGISTER_KERNEL(MatMulKernel, "", "MatMul", 1, kMaxVersion,
+                     {ElemType::kFloat, ElemType::kDouble, ElemType::kInt32, ElemType::kInt64, ElemType::kUint32,
+                      ElemType::kUint64});
 
 }  // namespace onyx

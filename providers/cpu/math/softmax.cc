@@ -7,7 +7,7 @@
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/common/fast_math.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 
@@ -117,33 +117,21 @@ class SoftmaxKernel final : public OpKernel {
  private:
   template <typename F>
   static Status DispatchFloatOrHalf(ElemType t, const char* what, F&& fn) {
-    if (t == ElemType::kFloat16) return fn(TypeTag<Float16>{});
-    if (t == ElemType::kBFloat16) return fn(TypeTag<BFloat16>{});
-    return DispatchFloat(t, what, fn);
+    return DispatchOver(FloatOrHalfTypeSet{}, t, what, fn);
   }
 
   bool legacy_ = false;
   int64_t axis_ = -1;
 };
 
-template <bool kLog>
-void AddSoftmax(KernelRegistry& r, const char* name) {
-  for (auto [since, end] : {std::pair<int, int>{1, 12}, {13, INT_MAX}}) {
-    KernelDef d;
-    d.op_type = name;
-    d.since_version = since;
-    d.end_version = end;
-    d.types = {ElemType::kFloat, ElemType::kDouble, ElemType::kFloat16, ElemType::kBFloat16};
-    d.create = MakeKernel<SoftmaxKernel<kLog>>();
-    r.Register(std::move(d));
-  }
-}
+using LogSoftmaxKernel = SoftmaxKernel<true>;
 
 }  // namespace
 
-void RegisterSoftmax(KernelRegistry& r) {
-  AddSoftmax<false>(r, "Softmax");
-  AddSoftmax<true>(r, "LogSoftmax");
-}
+// Opset 13 changed what `axis` means (Init reads the opset), not the types.
+ONYX_REGISTER_KERNEL(SoftmaxKernel<false>, "", "Softmax", 1, 12, FloatOrHalfTypes());
+ONYX_REGISTER_KERNEL(SoftmaxKernel<false>, "", "Softmax", 13, kMaxVersion, FloatOrHalfTypes());
+ONYX_REGISTER_KERNEL(LogSoftmaxKernel, "", "LogSoftmax", 1, 12, FloatOrHalfTypes());
+ONYX_REGISTER_KERNEL(LogSoftmaxKernel, "", "LogSoftmax", 13, kMaxVersion, FloatOrHalfTypes());
 
 }  // namespace onyx

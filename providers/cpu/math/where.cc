@@ -3,7 +3,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 
@@ -63,13 +63,6 @@ class WhereKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterWhere(KernelRegistry& r) {
-  KernelDef d;
-  d.op_type = "Where";
-  d.since_version = 9;
-  d.end_version = INT_MAX;
-  d.create = MakeKernel<WhereKernel>();
-  r.Register(std::move(d));
-}
+ONYX_REGISTER_KERNEL(WhereKernel, "", "Where", 9, kMaxVersion, AnyType());
 
 }  // namespace onyx

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 #include "providers/cpu/ml/ml_common.h"
 
 namespace onyx {
@@ -130,15 +130,6 @@ class LinearClassifierKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterLinearClassifier(KernelRegistry& r) {
-  KernelDef d;
-  d.op_type = "LinearClassifier";
-  d.domain = "ai.onnx.ml";
-  d.since_version = 1;
-  d.end_version = INT_MAX;
-  d.types = ml::FeatureTypes();
-  d.create = MakeKernel<LinearClassifierKernel>();
-  r.Register(std::move(d));
-}
+ONYX_REGISTER_KERNEL(LinearClassifierKernel, "ai.onnx.ml", "LinearClassifier", 1, kMaxVersion, ml::FeatureTypes());
 
 }  // namespace onyx

@@ -6,7 +6,7 @@
 #include <climits>
 #include <cmath>
 
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 #include "providers/cpu/ml/ml_common.h"
 
 namespace onyx {
@@ -63,15 +63,6 @@ class NormalizerKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterNormalizer(KernelRegistry& r) {
-  KernelDef d;
-  d.op_type = "Normalizer";
-  d.domain = "ai.onnx.ml";
-  d.since_version = 1;
-  d.end_version = INT_MAX;
-  d.types = ml::FeatureTypes();
-  d.create = MakeKernel<NormalizerKernel>();
-  r.Register(std::move(d));
-}
+ONYX_REGISTER_KERNEL(NormalizerKernel, "ai.onnx.ml", "Normalizer", 1, kMaxVersion, ml::FeatureTypes());
 
 }  // namespace onyx

@@ -4,7 +4,7 @@
 #include <climits>
 #include <cstring>
 
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 namespace {
@@ -69,14 +69,6 @@ class ZipMapKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterZipMap(KernelRegistry& r) {
-  KernelDef d;
-  d.op_type = "ZipMap";
-  d.domain = "ai.onnx.ml";
-  d.since_version = 1;
-  d.end_version = INT_MAX;
-  d.create = MakeKernel<ZipMapKernel>();
-  r.Register(std::move(d));
-}
+ONYX_REGISTER_KERNEL(ZipMapKernel, "ai.onnx.ml", "ZipMap", 1, kMaxVersion, AnyType());
 
 }  // namespace onyx

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 namespace {
@@ -88,13 +88,6 @@ class BatchNormKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterBatchNorm(KernelRegistry& r) {
-  KernelDef def;
-  def.op_type = "BatchNormalization";
-  def.since_version = 1;
-  def.types = FloatTypes();
-  def.create = MakeKernel<BatchNormKernel>();
-  r.Register(std::move(def));
-}
+ONYX_REGISTER_KERNEL(BatchNormKernel, "", "BatchNormalization", 1, kMaxVersion, FloatTypes());
 
 }  // namespace onyx

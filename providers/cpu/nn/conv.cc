@@ -22,7 +22,7 @@
 
 #include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/common/fast_math.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 #include "providers/cpu/math/blas.h"
 
 namespace onyx {
@@ -572,17 +572,7 @@ class ConvKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterConv(KernelRegistry& r) {
-  KernelDef def;
-  def.op_type = "Conv";
-  def.since_version = 1;
-  def.types = FloatTypes();
-  def.create = MakeKernel<ConvKernel>();
-  KernelDef fused = def;
-  fused.op_type = "FusedConv";
-  fused.domain = "com.microsoft";
-  r.Register(std::move(def));
-  r.Register(std::move(fused));
-}
+ONYX_REGISTER_KERNEL(ConvKernel, "", "Conv", 1, kMaxVersion, FloatTypes());
+ONYX_REGISTER_KERNEL(ConvKernel, "com.microsoft", "FusedConv", 1, kMaxVersion, FloatTypes());
 
 }  // namespace onyx

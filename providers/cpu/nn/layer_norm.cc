@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 namespace {
@@ -146,13 +146,6 @@ class LayerNormKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterLayerNorm(KernelRegistry& r) {
-  KernelDef def;
-  def.op_type = "LayerNormalization";
-  def.since_version = 17;
-  def.types = FloatTypes();
-  def.create = MakeKernel<LayerNormKernel>();
-  r.Register(std::move(def));
-}
+ONYX_REGISTER_KERNEL(LayerNormKernel, "", "LayerNormalization", 17, kMaxVersion, FloatTypes());
 
 }  // namespace onyx

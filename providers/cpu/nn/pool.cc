@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 namespace {
@@ -330,20 +330,10 @@ class GlobalPoolKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterPool(KernelRegistry& r) {
-  auto reg = [&r](const char* op, KernelCreateFn create, std::vector<ElemType> types) {
-    KernelDef def;
-    def.op_type = op;
-    def.since_version = 1;
-    def.types = std::move(types);
-    def.create = std::move(create);
-    r.Register(std::move(def));
-  };
-  reg("MaxPool", MakeKernel<PoolKernel<PoolKind::kMax>>(),
-      {ElemType::kFloat, ElemType::kDouble, ElemType::kInt8, ElemType::kUint8});
-  reg("AveragePool", MakeKernel<PoolKernel<PoolKind::kAverage>>(), FloatTypes());
-  reg("GlobalMaxPool", MakeKernel<GlobalPoolKernel<PoolKind::kMax>>(), FloatTypes());
-  reg("GlobalAveragePool", MakeKernel<GlobalPoolKernel<PoolKind::kAverage>>(), FloatTypes());
-}
+ONYX_REGISTER_KERNEL(PoolKernel<PoolKind::kMax>, "", "MaxPool", 1, kMaxVersion,
+                     {ElemType::kFloat, ElemType::kDouble, ElemType::kInt8, ElemType::kUint8});
+ONYX_REGISTER_KERNEL(PoolKernel<PoolKind::kAverage>, "", "AveragePool", 1, kMaxVersion, FloatTypes());
+ONYX_REGISTER_KERNEL(GlobalPoolKernel<PoolKind::kMax>, "", "GlobalMaxPool", 1, kMaxVersion, FloatTypes());
+ONYX_REGISTER_KERNEL(GlobalPoolKernel<PoolKind::kAverage>, "", "GlobalAveragePool", 1, kMaxVersion, FloatTypes());
 
 }  // namespace onyx

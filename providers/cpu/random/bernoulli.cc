@@ -91,14 +91,6 @@ class BernoulliKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterBernoulli(KernelRegistry& r) {
-  KernelDef d;
-  d.op_type = kOp;
-  d.since_version = 15;
-  d.end_version = INT_MAX;
-  d.types = RealTypes();
-  d.create = MakeKernel<BernoulliKernel>();
-  r.Register(std::move(d));
-}
+ONYX_REGISTER_KERNEL(BernoulliKernel, "", kOp, 15, kMaxVersion, RealTypes());
 
 }  // namespace onyx

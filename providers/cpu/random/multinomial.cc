@@ -115,14 +115,6 @@ class MultinomialKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterMultinomial(KernelRegistry& r) {
-  KernelDef d;
-  d.op_type = kOp;
-  d.since_version = 7;
-  d.end_version = INT_MAX;
-  d.types = RealTypes();
-  d.create = MakeKernel<MultinomialKernel>();
-  r.Register(std::move(d));
-}
+ONYX_REGISTER_KERNEL(MultinomialKernel, "", kOp, 7, kMaxVersion, RealTypes());
 
 }  // namespace onyx

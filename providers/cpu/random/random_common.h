@@ -11,7 +11,7 @@
 
 #include "core/framework/random.h"
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 namespace random_kernels {
@@ -54,8 +54,7 @@ inline bool Contains(const std::vector<ElemType>& types, ElemType t) {
 
 // The output types of RandomNormal/RandomUniform(Like) and Bernoulli's input.
 inline const std::vector<ElemType>& RealTypes() {
-  static const std::vector<ElemType> k = {ElemType::kFloat16, ElemType::kBFloat16, ElemType::kFloat,
-                                          ElemType::kDouble};
+  static const std::vector<ElemType> k = RealTypeSet::ElemTypes();
   return k;
 }
 
@@ -79,13 +78,7 @@ inline Status ReadDtype(const KernelInfo& info, const char* op, const std::vecto
 // float, double, float16, bfloat16
 template <typename F>
 Status DispatchReal(ElemType t, const char* what, F&& fn) {
-  switch (t) {
-    case ElemType::kFloat: return fn(TypeTag<float>{});
-    case ElemType::kDouble: return fn(TypeTag<double>{});
-    case ElemType::kFloat16: return fn(TypeTag<Float16>{});
-    case ElemType::kBFloat16: return fn(TypeTag<BFloat16>{});
-    default: return UnsupportedType(what, t);
-  }
+  return DispatchOver(RealTypeSet{}, t, what, fn);
 }
 
 // A value of T from a double (through float for the 16-bit floats).

@@ -135,23 +135,16 @@ class RandomTensorKernel final : public OpKernel {
   std::unique_ptr<RandomStream> stream_;
 };
 
-template <bool kNormal, bool kLike>
-void Register(KernelRegistry& r) {
-  KernelDef d;
-  d.op_type = RandomTensorKernel<kNormal, kLike>::kOp;
-  d.since_version = 1;
-  d.end_version = INT_MAX;
-  d.create = MakeKernel<RandomTensorKernel<kNormal, kLike>>();
-  r.Register(std::move(d));
-}
+using RandomNormalKernel = RandomTensorKernel<true, false>;
+using RandomUniformKernel = RandomTensorKernel<false, false>;
+using RandomNormalLikeKernel = RandomTensorKernel<true, true>;
+using RandomUniformLikeKernel = RandomTensorKernel<false, true>;
 
 }  // namespace
 
-void RegisterRandomTensor(KernelRegistry& r) {
-  Register<true, false>(r);
-  Register<false, false>(r);
-  Register<true, true>(r);
-  Register<false, true>(r);
-}
+ONYX_REGISTER_KERNEL(RandomNormalKernel, "", RandomNormalKernel::kOp, 1, kMaxVersion, AnyType());
+ONYX_REGISTER_KERNEL(RandomUniformKernel, "", RandomUniformKernel::kOp, 1, kMaxVersion, AnyType());
+ONYX_REGISTER_KERNEL(RandomNormalLikeKernel, "", RandomNormalLikeKernel::kOp, 1, kMaxVersion, AnyType());
+ONYX_REGISTER_KERNEL(RandomUniformLikeKernel, "", RandomUniformLikeKernel::kOp, 1, kMaxVersion, AnyType());
 
 }  // namespace onyx

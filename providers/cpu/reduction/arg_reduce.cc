@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 namespace {
@@ -75,25 +75,9 @@ class ArgReduceKernel final : public OpKernel {
   bool select_last_ = false;
 };
 
-void AddArgReduce(KernelRegistry& r, const char* op, bool is_max) {
-  KernelDef d;
-  d.op_type = op;
-  d.since_version = 1;
-  d.types = NumericTypes();
-  d.create = [is_max](const KernelInfo& info, std::unique_ptr<OpKernel>* out) -> Status {
-    auto k = std::make_unique<ArgReduceKernel>(is_max);
-    ONYX_RETURN_IF_ERROR(k->Init(info));
-    *out = std::move(k);
-    return Status::OK();
-  };
-  r.Register(std::move(d));
-}
-
 }  // namespace
 
-void RegisterArgReduce(KernelRegistry& r) {
-  AddArgReduce(r, "ArgMax", true);
-  AddArgReduce(r, "ArgMin", false);
-}
+ONYX_REGISTER_KERNEL(ArgReduceKernel, "", "ArgMax", 1, kMaxVersion, NumericTypes(), /*is_max=*/true);
+ONYX_REGISTER_KERNEL(ArgReduceKernel, "", "ArgMin", 1, kMaxVersion, NumericTypes(), /*is_max=*/false);
 
 }  // namespace onyx

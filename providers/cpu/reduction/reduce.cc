@@ -8,7 +8,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 
@@ -245,36 +245,17 @@ class ReduceKernel final : public OpKernel {
   std::vector<int64_t> axes_;
 };
 
-void AddReduce(KernelRegistry& r, const char* name, ROp op, int input_axes_since) {
-  std::vector<ElemType> types = NumericTypes();
-  types.push_back(ElemType::kFloat16);
-  types.push_back(ElemType::kBFloat16);
-  KernelDef d;
-  d.op_type = name;
-  d.since_version = 1;
-  d.end_version = INT_MAX;
-  d.types = types;
-  d.create = [op, input_axes_since](const KernelInfo& info, std::unique_ptr<OpKernel>* out) -> Status {
-    auto k = std::make_unique<ReduceKernel>(op, input_axes_since);
-    ONYX_RETURN_IF_ERROR(k->Init(info));
-    *out = std::move(k);
-    return Status::OK();
-  };
-  r.Register(std::move(d));
-}
-
 }  // namespace
 
-void RegisterReduce(KernelRegistry& r) {
-  AddReduce(r, "ReduceSum", ROp::kSum, 13);
-  AddReduce(r, "ReduceMean", ROp::kMean, 18);
-  AddReduce(r, "ReduceMax", ROp::kMax, 18);
-  AddReduce(r, "ReduceMin", ROp::kMin, 18);
-  AddReduce(r, "ReduceProd", ROp::kProd, 18);
-  AddReduce(r, "ReduceSumSquare", ROp::kSumSquare, 18);
-  AddReduce(r, "ReduceL1", ROp::kL1, 18);
-  AddReduce(r, "ReduceL2", ROp::kL2, 18);
-  AddReduce(r, "ReduceLogSumExp", ROp::kLogSumExp, 18);
-}
+// The last argument: the opset from which `axes` is an input, not an attribute.
+ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceSum", 1, kMaxVersion, NumericOrHalfTypes(), ROp::kSum, 13);
+ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceMean", 1, kMaxVersion, NumericOrHalfTypes(), ROp::kMean, 18);
+ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceMax", 1, kMaxVersion, NumericOrHalfTypes(), ROp::kMax, 18);
+ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceMin", 1, kMaxVersion, NumericOrHalfTypes(), ROp::kMin, 18);
+ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceProd", 1, kMaxVersion, NumericOrHalfTypes(), ROp::kProd, 18);
+ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceSumSquare", 1, kMaxVersion, NumericOrHalfTypes(), ROp::kSumSquare, 18);
+ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceL1", 1, kMaxVersion, NumericOrHalfTypes(), ROp::kL1, 18);
+ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceL2", 1, kMaxVersion, NumericOrHalfTypes(), ROp::kL2, 18);
+ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceLogSumExp", 1, kMaxVersion, NumericOrHalfTypes(), ROp::kLogSumExp, 18);
 
 }  // namespace onyx

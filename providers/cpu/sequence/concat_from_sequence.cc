@@ -3,7 +3,7 @@
 #include <climits>
 
 #include "providers/cpu/common/concat_copy.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 #include "providers/cpu/sequence/sequence_common.h"
 
 namespace onyx {
@@ -81,13 +81,6 @@ class ConcatFromSequenceKernel final : public sequence::NodeKernel {
 
 }  // namespace
 
-void RegisterConcatFromSequence(KernelRegistry& r) {
-  KernelDef d;
-  d.op_type = "ConcatFromSequence";
-  d.since_version = 11;
-  d.end_version = INT_MAX;
-  d.create = MakeKernel<ConcatFromSequenceKernel>();
-  r.Register(std::move(d));
-}
+ONYX_REGISTER_KERNEL(ConcatFromSequenceKernel, "", "ConcatFromSequence", 11, kMaxVersion, AnyType());
 
 }  // namespace onyx

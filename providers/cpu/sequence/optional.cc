@@ -3,7 +3,7 @@
 // present, and OptionalHasElement's input may be omitted, which does not).
 #include <climits>
 
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 #include "providers/cpu/sequence/sequence_common.h"
 
 namespace onyx {
@@ -102,21 +102,10 @@ class OptionalGetElementKernel final : public sequence::NodeKernel {
   int opset_ = 0;
 };
 
-void Add(KernelRegistry& r, const char* op, KernelCreateFn create) {
-  KernelDef d;
-  d.op_type = op;
-  d.since_version = 15;
-  d.end_version = INT_MAX;
-  d.create = std::move(create);
-  r.Register(std::move(d));
-}
-
 }  // namespace
 
-void RegisterOptionalOps(KernelRegistry& r) {
-  Add(r, "Optional", MakeKernel<OptionalKernel>());
-  Add(r, "OptionalHasElement", MakeKernel<OptionalHasElementKernel>());
-  Add(r, "OptionalGetElement", MakeKernel<OptionalGetElementKernel>());
-}
+ONYX_REGISTER_KERNEL(OptionalKernel, "", "Optional", 15, kMaxVersion, AnyType());
+ONYX_REGISTER_KERNEL(OptionalHasElementKernel, "", "OptionalHasElement", 15, kMaxVersion, AnyType());
+ONYX_REGISTER_KERNEL(OptionalGetElementKernel, "", "OptionalGetElement", 15, kMaxVersion, AnyType());
 
 }  // namespace onyx

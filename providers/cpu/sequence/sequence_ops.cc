@@ -3,7 +3,7 @@
 // building a new sequence copies the item list, never the tensors.
 #include <climits>
 
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 #include "providers/cpu/sequence/sequence_common.h"
 
 namespace onyx {
@@ -134,24 +134,13 @@ class SequenceLengthKernel final : public NodeKernel {
   }
 };
 
-void Add(KernelRegistry& r, const char* op, KernelCreateFn create) {
-  KernelDef d;
-  d.op_type = op;
-  d.since_version = 11;
-  d.end_version = INT_MAX;
-  d.create = std::move(create);
-  r.Register(std::move(d));
-}
-
 }  // namespace
 
-void RegisterSequenceOps(KernelRegistry& r) {
-  Add(r, "SequenceEmpty", MakeKernel<SequenceEmptyKernel>());
-  Add(r, "SequenceConstruct", MakeKernel<SequenceConstructKernel>());
-  Add(r, "SequenceInsert", MakeKernel<SequenceInsertKernel>());
-  Add(r, "SequenceErase", MakeKernel<SequenceEraseKernel>());
-  Add(r, "SequenceAt", MakeKernel<SequenceAtKernel>());
-  Add(r, "SequenceLength", MakeKernel<SequenceLengthKernel>());
-}
+ONYX_REGISTER_KERNEL(SequenceEmptyKernel, "", "SequenceEmpty", 11, kMaxVersion, AnyType());
+ONYX_REGISTER_KERNEL(SequenceConstructKernel, "", "SequenceConstruct", 11, kMaxVersion, AnyType());
+ONYX_REGISTER_KERNEL(SequenceInsertKernel, "", "SequenceInsert", 11, kMaxVersion, AnyType());
+ONYX_REGISTER_KERNEL(SequenceEraseKernel, "", "SequenceErase", 11, kMaxVersion, AnyType());
+ONYX_REGISTER_KERNEL(SequenceAtKernel, "", "SequenceAt", 11, kMaxVersion, AnyType());
+ONYX_REGISTER_KERNEL(SequenceLengthKernel, "", "SequenceLength", 11, kMaxVersion, AnyType());
 
 }  // namespace onyx

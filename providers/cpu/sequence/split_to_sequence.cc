@@ -6,7 +6,7 @@
 #include <climits>
 #include <cstring>
 
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 #include "providers/cpu/sequence/sequence_common.h"
 
 namespace onyx {
@@ -115,13 +115,6 @@ class SplitToSequenceKernel final : public sequence::NodeKernel {
 
 }  // namespace
 
-void RegisterSplitToSequence(KernelRegistry& r) {
-  KernelDef d;
-  d.op_type = "SplitToSequence";
-  d.since_version = 11;
-  d.end_version = INT_MAX;
-  d.create = MakeKernel<SplitToSequenceKernel>();
-  r.Register(std::move(d));
-}
+ONYX_REGISTER_KERNEL(SplitToSequenceKernel, "", "SplitToSequence", 11, kMaxVersion, AnyType());
 
 }  // namespace onyx

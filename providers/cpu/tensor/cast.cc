@@ -10,7 +10,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 
@@ -502,13 +502,6 @@ class CastKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterCast(KernelRegistry& r) {
-  KernelDef d;
-  d.op_type = "Cast";
-  d.since_version = 1;
-  d.end_version = INT_MAX;
-  d.create = MakeKernel<CastKernel>();
-  r.Register(std::move(d));
-}
+ONYX_REGISTER_KERNEL(CastKernel, "", "Cast", 1, kMaxVersion, AnyType());
 
 }  // namespace onyx

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "providers/cpu/common/concat_copy.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 
@@ -58,13 +58,6 @@ class ConcatKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterConcat(KernelRegistry& r) {
-  KernelDef d;
-  d.op_type = "Concat";
-  d.since_version = 1;
-  d.end_version = INT_MAX;
-  d.create = MakeKernel<ConcatKernel>();
-  r.Register(std::move(d));
-}
+ONYX_REGISTER_KERNEL(ConcatKernel, "", "Concat", 1, kMaxVersion, AnyType());
 
 }  // namespace onyx

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 
@@ -118,19 +118,7 @@ class ConstantOfShapeKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterConstant(KernelRegistry& r) {
-  KernelDef c;
-  c.op_type = "Constant";
-  c.since_version = 1;
-  c.end_version = INT_MAX;
-  c.create = MakeKernel<ConstantKernel>();
-  r.Register(std::move(c));
-  KernelDef s;
-  s.op_type = "ConstantOfShape";
-  s.since_version = 9;
-  s.end_version = INT_MAX;
-  s.create = MakeKernel<ConstantOfShapeKernel>();
-  r.Register(std::move(s));
-}
+ONYX_REGISTER_KERNEL(ConstantKernel, "", "Constant", 1, kMaxVersion, AnyType());
+ONYX_REGISTER_KERNEL(ConstantOfShapeKernel, "", "ConstantOfShape", 9, kMaxVersion, AnyType());
 
 }  // namespace onyx

@@ -4,7 +4,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 
@@ -48,13 +48,6 @@ class ExpandKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterExpand(KernelRegistry& r) {
-  KernelDef d;
-  d.op_type = "Expand";
-  d.since_version = 8;
-  d.end_version = INT_MAX;
-  d.create = MakeKernel<ExpandKernel>();
-  r.Register(std::move(d));
-}
+ONYX_REGISTER_KERNEL(ExpandKernel, "", "Expand", 8, kMaxVersion, AnyType());
 
 }  // namespace onyx

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 
@@ -93,13 +93,6 @@ class GatherKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterGather(KernelRegistry& r) {
-  KernelDef d;
-  d.op_type = "Gather";
-  d.since_version = 1;
-  d.end_version = INT_MAX;
-  d.create = MakeKernel<GatherKernel>();
-  r.Register(std::move(d));
-}
+ONYX_REGISTER_KERNEL(GatherKernel, "", "Gather", 1, kMaxVersion, AnyType());
 
 }  // namespace onyx

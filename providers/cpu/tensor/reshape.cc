@@ -6,7 +6,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 
@@ -253,33 +253,13 @@ class DropoutKernel final : public OpKernel {
   int opset_ = 0;
 };
 
-void Add(KernelRegistry& r, const char* name, KernelCreateFn create, int since = 1) {
-  KernelDef d;
-  d.op_type = name;
-  d.since_version = since;
-  d.end_version = INT_MAX;
-  d.create = std::move(create);
-  r.Register(std::move(d));
-}
-
-KernelCreateFn MakeSqueeze(bool unsqueeze) {
-  return [unsqueeze](const KernelInfo& info, std::unique_ptr<OpKernel>* out) -> Status {
-    auto k = std::make_unique<SqueezeKernel>(unsqueeze);
-    ONYX_RETURN_IF_ERROR(k->Init(info));
-    *out = std::move(k);
-    return Status::OK();
-  };
-}
-
 }  // namespace
 
-void RegisterReshapeLike(KernelRegistry& r) {
-  Add(r, "Reshape", MakeKernel<ReshapeKernel>());
-  Add(r, "Flatten", MakeKernel<FlattenKernel>());
-  Add(r, "Squeeze", MakeSqueeze(false));
-  Add(r, "Unsqueeze", MakeSqueeze(true));
-  Add(r, "Identity", MakeKernel<IdentityKernel>());
-  Add(r, "Dropout", MakeKernel<DropoutKernel>());
-}
+ONYX_REGISTER_KERNEL(ReshapeKernel, "", "Reshape", 1, kMaxVersion, AnyType());
+ONYX_REGISTER_KERNEL(FlattenKernel, "", "Flatten", 1, kMaxVersion, AnyType());
+ONYX_REGISTER_KERNEL(SqueezeKernel, "", "Squeeze", 1, kMaxVersion, AnyType(), /*unsqueeze=*/false);
+ONYX_REGISTER_KERNEL(SqueezeKernel, "", "Unsqueeze", 1, kMaxVersion, AnyType(), /*unsqueeze=*/true);
+ONYX_REGISTER_KERNEL(IdentityKernel, "", "Identity", 1, kMaxVersion, AnyType());
+ONYX_REGISTER_KERNEL(DropoutKernel, "", "Dropout", 1, kMaxVersion, AnyType());
 
 }  // namespace onyx

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 
@@ -53,19 +53,7 @@ class SizeKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterShape(KernelRegistry& r) {
-  KernelDef s;
-  s.op_type = "Shape";
-  s.since_version = 1;
-  s.end_version = INT_MAX;
-  s.create = MakeKernel<ShapeKernel>();
-  r.Register(std::move(s));
-  KernelDef z;
-  z.op_type = "Size";
-  z.since_version = 1;
-  z.end_version = INT_MAX;
-  z.create = MakeKernel<SizeKernel>();
-  r.Register(std::move(z));
-}
+ONYX_REGISTER_KERNEL(ShapeKernel, "", "Shape", 1, kMaxVersion, AnyType());
+ONYX_REGISTER_KERNEL(SizeKernel, "", "Size", 1, kMaxVersion, AnyType());
 
 }  // namespace onyx

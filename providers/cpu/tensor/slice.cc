@@ -5,7 +5,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 
@@ -125,13 +125,6 @@ class SliceKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterSlice(KernelRegistry& r) {
-  KernelDef d;
-  d.op_type = "Slice";
-  d.since_version = 1;
-  d.end_version = INT_MAX;
-  d.create = MakeKernel<SliceKernel>();
-  r.Register(std::move(d));
-}
+ONYX_REGISTER_KERNEL(SliceKernel, "", "Slice", 1, kMaxVersion, AnyType());
 
 }  // namespace onyx

@@ -4,7 +4,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 
@@ -63,13 +63,6 @@ class TransposeKernel final : public OpKernel {
 
 }  // namespace
 
-void RegisterTranspose(KernelRegistry& r) {
-  KernelDef d;
-  d.op_type = "Transpose";
-  d.since_version = 1;
-  d.end_version = INT_MAX;
-  d.create = MakeKernel<TransposeKernel>();
-  r.Register(std::move(d));
-}
+ONYX_REGISTER_KERNEL(TransposeKernel, "", "Transpose", 1, kMaxVersion, AnyType());
 
 }  // namespace onyx
