@@ -20,10 +20,14 @@ const std::vector<std::string>& AllProviders() {
 }
 
 Status CreateProvider(const std::string& name, std::unique_ptr<ExecutionProvider>* out) {
-  if (name == kCpuProviderName) {
-    *out = CreateCpuProvider();
-    return Status::OK();
-  }
+  ONYX_RETURN_IF_ERROR(CheckProviderAvailable(name));
+  *out = CreateCpuProvider();
+  return Status::OK();
+}
+
+Status CheckProviderAvailable(const std::string& name) {
+  for (const auto& n : AvailableProviders())
+    if (n == name) return Status::OK();
   std::string avail;
   for (const auto& n : AvailableProviders()) avail += (avail.empty() ? "" : ", ") + n;
   bool known = false;

@@ -25,6 +25,9 @@ constexpr const char* kCudaProviderName = "CUDAExecutionProvider";
 const std::vector<std::string>& AvailableProviders();
 // Every provider name known to the API (available or not).
 const std::vector<std::string>& AllProviders();
+// OK when `name` is a provider this build can create; INVALID_ARGUMENT naming
+// it (unknown, or known but not available here) otherwise.
+Status CheckProviderAvailable(const std::string& name);
 // Creates the provider called `name`; INVALID_ARGUMENT naming it when unknown
 // or not available in this build.
 Status CreateProvider(const std::string& name, std::unique_ptr<ExecutionProvider>* out);

@@ -23,6 +23,7 @@ run_suite() {  # name, command...
 "$PY" "$ROOT/tests/models/generate.py" --out "$ONYX_MODEL_DIR" --only mobilenetv2 >/dev/null || exit 1
 MODEL="$ONYX_MODEL_DIR/mobilenetv2.onnx"
 
+run_suite "Layer check (includes follow DESIGN.md)" "$PY" "$ROOT/scripts/check_layers.py" "$ROOT"
 run_suite "GoogleTest (engine unit tests)" "$BUILD/onyx_unit_tests" --gtest_brief=1
 run_suite "GoogleTest (C++ API)" env ONYX_TEST_MODEL="$MODEL" "$BUILD/cxx_api_test" --gtest_brief=1
 run_suite "C API under valgrind" valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \

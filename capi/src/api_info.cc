@@ -2,7 +2,7 @@
 
 #include "capi/src/api_table.h"
 #include "capi/src/handles.h"
-#include "providers/provider.h"
+#include "core/session/providers_query.h"
 
 namespace onyx {
 namespace capi {
@@ -193,10 +193,10 @@ void FillInfoApi(OnyxApi& a) {
   a.ModelMetadataGetCustomKey = ModelMetadataGetCustom<true>;
   a.ModelMetadataGetCustomValue = ModelMetadataGetCustom<false>;
   a.ModelMetadataLookupCustom = ModelMetadataLookupCustom;
-  a.GetAvailableProviderCount = ProviderCount<&AvailableProviders>;
-  a.GetAvailableProviderName = ProviderName<&AvailableProviders>;
-  a.GetAllProviderCount = ProviderCount<&AllProviders>;
-  a.GetAllProviderName = ProviderName<&AllProviders>;
+  a.GetAvailableProviderCount = ProviderCount<&AvailableProviderNames>;
+  a.GetAvailableProviderName = ProviderName<&AvailableProviderNames>;
+  a.GetAllProviderCount = ProviderCount<&AllProviderNames>;
+  a.GetAllProviderName = ProviderName<&AllProviderNames>;
   a.GetVersionString = GetVersionString;
   a.GetBuildInfoString = GetBuildInfoString;
 }

@@ -1,6 +1,6 @@
 #include "capi/src/api_table.h"
 #include "capi/src/handles.h"
-#include "providers/provider.h"
+#include "core/session/providers_query.h"
 
 namespace onyx {
 namespace capi {
@@ -94,8 +94,7 @@ OnyxStatus* SessionOptionsAppendProvider(OnyxSessionOptions* options, const char
     API_CHECK_NOT_NULL(keys);
     API_CHECK_NOT_NULL(values);
   }
-  std::unique_ptr<ExecutionProvider> probe;
-  API_RETURN_IF_ERROR(CreateProvider(provider_name, &probe));
+  API_RETURN_IF_ERROR(CheckProviderName(provider_name));
   ProviderRequest req;
   req.name = provider_name;
   for (size_t i = 0; i < count; ++i) {

@@ -1,11 +1,12 @@
 // constant_folding (basic): runs, once at load, every deterministic node whose
-// inputs are all constant initializers, with the CPU kernels, and turns its
-// outputs into initializers.
+// inputs are all constant initializers, with the kernels the session hands it
+// (OptimizerContext::fold_kernels, its CPU provider's), and turns its outputs
+// into initializers.
 #include <memory>
 #include <unordered_set>
 
 #include "core/optimizer/transformer_util.h"
-#include "providers/cpu/cpu_provider.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 namespace optimizer {
@@ -51,7 +52,7 @@ bool HasSubgraph(const Node& n) {
 
 // Folds node `i` when it qualifies and its kernel succeeds; a kernel error is
 // left for the run to report, where the user can see it in context.
-bool TryFold(Graph& graph, const GraphIndex& idx, std::unique_ptr<ExecutionProvider>* cpu, size_t i) {
+bool TryFold(Graph& graph, const GraphIndex& idx, const KernelRegistry& kernels, size_t i) {
   const Node& n = graph.nodes[i];
   if (IsNondeterministic(n) || HasSubgraph(n) || n.outputs.empty()) return false;
   if (n.inputs.empty() && !(n.domain.empty() && n.op_type == "Constant")) return false;
@@ -74,10 +75,8 @@ bool TryFold(Graph& graph, const GraphIndex& idx, std::unique_ptr<ExecutionProvi
     // Graph outputs stay produced by nodes: keeps Run's ownership rules simple.
     if (!o.empty() && (idx.IsGraphOutput(o) || idx.IsImplicitInput(o))) return false;
   }
-  // Made on first need: most graphs have nothing to fold.
-  if (!*cpu) *cpu = CreateCpuProvider();
   std::string why;
-  const KernelDef* def = (*cpu)->Kernels().Find(n, types, &why);
+  const KernelDef* def = kernels.Find(n, types, &why);
   if (def == nullptr) return false;
   KernelInfo info(n, graph, types);
   std::unique_ptr<OpKernel> kernel;
@@ -99,10 +98,11 @@ bool TryFold(Graph& graph, const GraphIndex& idx, std::unique_ptr<ExecutionProvi
 
 }  // namespace
 
-Status FoldConstants(Graph& graph, bool* changed) {
-  std::unique_ptr<ExecutionProvider> cpu;
+Status FoldConstants(Graph& graph, const OptimizerContext& ctx, bool* changed) {
+  if (ctx.fold_kernels == nullptr) return Status::OK();
+  const KernelRegistry& kernels = *ctx.fold_kernels;
   RewriteNodes(graph, changed,
-               [&cpu](Graph& g, const GraphIndex& idx, size_t i) { return TryFold(g, idx, &cpu, i); });
+               [&kernels](Graph& g, const GraphIndex& idx, size_t i) { return TryFold(g, idx, kernels, i); });
   return Status::OK();
 }
 

@@ -87,7 +87,7 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
 
 }  // namespace
 
-Status FuseConvActivation(Graph& graph, bool* changed) {
+Status FuseConvActivation(Graph& graph, const OptimizerContext&, bool* changed) {
   RewriteNodes(graph, changed, TryFuse);
   return Status::OK();
 }

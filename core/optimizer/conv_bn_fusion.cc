@@ -84,7 +84,7 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
 
 }  // namespace
 
-Status FuseConvBatchNorm(Graph& graph, bool* changed) {
+Status FuseConvBatchNorm(Graph& graph, const OptimizerContext&, bool* changed) {
   RewriteNodes(graph, changed, TryFuse);
   return Status::OK();
 }

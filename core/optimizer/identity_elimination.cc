@@ -51,7 +51,7 @@ bool TryEliminate(Graph& graph, const GraphIndex& idx, size_t i) {
 
 }  // namespace
 
-Status EliminateIdentities(Graph& graph, bool* changed) {
+Status EliminateIdentities(Graph& graph, const OptimizerContext&, bool* changed) {
   RewriteNodes(graph, changed, [](Graph& g, const GraphIndex& idx, size_t i) {
     const Node& n = g.nodes[i];
     const bool candidate = n.domain.empty() && (n.op_type == "Identity" ||

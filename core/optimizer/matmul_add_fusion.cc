@@ -46,7 +46,7 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
 
 }  // namespace
 
-Status FuseMatMulAdd(Graph& graph, bool* changed) {
+Status FuseMatMulAdd(Graph& graph, const OptimizerContext&, bool* changed) {
   RewriteNodes(graph, changed, TryFuse);
   return Status::OK();
 }

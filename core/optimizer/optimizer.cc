@@ -30,21 +30,21 @@ const std::vector<Entry>& Entries() {
 // transformer that keeps reporting changes it did not make.
 constexpr int kMaxRounds = 16;
 
-Status OptimizeOne(Graph& graph, const std::vector<const Entry*>& active) {
+Status OptimizeOne(Graph& graph, const std::vector<const Entry*>& active, const OptimizerContext& ctx) {
   // Subgraphs first: their own constants may fold before the outer graph looks
   // at the node that owns them.
   for (Node& n : graph.nodes) {
     for (auto& kv : n.attrs) {
-      if (kv.second.g) ONYX_RETURN_IF_ERROR(OptimizeOne(*kv.second.g, active));
+      if (kv.second.g) ONYX_RETURN_IF_ERROR(OptimizeOne(*kv.second.g, active, ctx));
       for (auto& sg : kv.second.graphs)
-        if (sg) ONYX_RETURN_IF_ERROR(OptimizeOne(*sg, active));
+        if (sg) ONYX_RETURN_IF_ERROR(OptimizeOne(*sg, active, ctx));
     }
   }
   for (int round = 0; round < kMaxRounds; ++round) {
     bool changed = false;
     for (const Entry* e : active) {
       bool c = false;
-      Status s = e->fn(graph, &c);
+      Status s = e->fn(graph, ctx, &c);
       if (!s.ok())
         return Status(s.code(), StrCat("graph optimizer '", e->info.name, "' on graph '", graph.name, "': ", s.message()));
       changed = changed || c;
@@ -66,7 +66,7 @@ const std::vector<TransformerInfo>& GraphTransformers() {
   return kInfos;
 }
 
-Status OptimizeGraph(Graph& graph, int level, const std::vector<std::string>& disabled) {
+Status OptimizeGraph(Graph& graph, int level, const std::vector<std::string>& disabled, const OptimizerContext& ctx) {
   std::vector<const Entry*> active;
   for (const auto& e : Entries()) {
     if (e.info.level > level) continue;
@@ -76,7 +76,7 @@ Status OptimizeGraph(Graph& graph, int level, const std::vector<std::string>& di
     if (!off) active.push_back(&e);
   }
   if (active.empty()) return Status::OK();
-  ONYX_RETURN_IF_ERROR(OptimizeOne(graph, active));
+  ONYX_RETURN_IF_ERROR(OptimizeOne(graph, active, ctx));
   // A broken rewrite must fail the load here, not give wrong answers later.
   if (graph.parent == nullptr) {
     Status s = graph.Finalize();

@@ -9,6 +9,8 @@
 
 namespace onyx {
 
+class KernelRegistry;
+
 // Levels as in SessionOptions::graph_optimization_level (onnxruntime's numbering).
 constexpr int kOptimizeDisabled = 0;
 constexpr int kOptimizeBasic = 1;
@@ -22,7 +24,14 @@ constexpr int kOptimizeAll = 99;
 // Expects types and shapes inferred; keeps the nodes topologically sorted and
 // drops initializers nothing reads any more. Results change by float rounding
 // at most.
-Status OptimizeGraph(Graph& graph, int level, const std::vector<std::string>& disabled);
+// What the transformers use from the layers above them, given by the session.
+struct OptimizerContext {
+  // The kernels constant folding evaluates nodes with (the session's CPU
+  // provider's); null folds nothing.
+  const KernelRegistry* fold_kernels = nullptr;
+};
+
+Status OptimizeGraph(Graph& graph, int level, const std::vector<std::string>& disabled, const OptimizerContext& ctx);
 
 // Name, onnxruntime alias and level of each transformer, in the order they run.
 struct TransformerInfo {

@@ -58,7 +58,7 @@ bool TryFold(Graph& graph, const GraphIndex& idx, size_t i) {
 
 }  // namespace
 
-Status FoldShapes(Graph& graph, bool* changed) {
+Status FoldShapes(Graph& graph, const OptimizerContext&, bool* changed) {
   RewriteNodes(graph, changed, TryFold);
   return Status::OK();
 }

@@ -8,20 +8,21 @@
 #include <vector>
 
 #include "core/graph/graph.h"
+#include "core/optimizer/optimizer.h"
 
 namespace onyx {
 namespace optimizer {
 
 // One transformer: rewrites `graph` (not its subgraphs) and sets *changed when
 // it did anything. Each lives in core/optimizer/<name>.cc.
-using TransformFn = Status (*)(Graph& graph, bool* changed);
+using TransformFn = Status (*)(Graph& graph, const OptimizerContext& ctx, bool* changed);
 
-Status EliminateIdentities(Graph& graph, bool* changed);    // identity_elimination.cc
-Status FoldConstants(Graph& graph, bool* changed);          // constant_folding.cc
-Status FoldShapes(Graph& graph, bool* changed);             // shape_folding.cc
-Status FuseConvBatchNorm(Graph& graph, bool* changed);      // conv_bn_fusion.cc
-Status FuseConvActivation(Graph& graph, bool* changed);     // conv_activation_fusion.cc
-Status FuseMatMulAdd(Graph& graph, bool* changed);          // matmul_add_fusion.cc
+Status EliminateIdentities(Graph& graph, const OptimizerContext& ctx, bool* changed);// identity_elimination.cc
+Status FoldConstants(Graph& graph, const OptimizerContext& ctx, bool* changed);// constant_folding.cc
+Status FoldShapes(Graph& graph, const OptimizerContext& ctx, bool* changed);// shape_folding.cc
+Status FuseConvBatchNorm(Graph& graph, const OptimizerContext& ctx, bool* changed);// conv_bn_fusion.cc
+Status FuseConvActivation(Graph& graph, const OptimizerContext& ctx, bool* changed);// conv_activation_fusion.cc
+Status FuseMatMulAdd(Graph& graph, const OptimizerContext& ctx, bool* changed);// matmul_add_fusion.cc
 
 // Who produces and who reads each value of one graph, as of when it was built;
 // transformers rebuild it after each rewrite rather than patch it.

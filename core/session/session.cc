@@ -244,7 +244,11 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   }
   const size_t nodes_before = g.nodes.size();
   const auto optimize_start = Profiler::Clock::now();
-  ONYX_RETURN_IF_ERROR(OptimizeGraph(*model_.graph, options.graph_optimization_level, disabled));
+  // Constant folding evaluates nodes with the CPU provider's kernels.
+  OptimizerContext optimizer_ctx;
+  for (size_t i = 0; i < providers_.size(); ++i)
+    if (provider_names_[i] == kCpuProviderName) optimizer_ctx.fold_kernels = &providers_[i]->Kernels();
+  ONYX_RETURN_IF_ERROR(OptimizeGraph(*model_.graph, options.graph_optimization_level, disabled, optimizer_ctx));
   if (profiler_.enabled()) {
     profiler_.Record({"Session", "graph_optimization", profiler_.MicrosSinceStart(optimize_start),
                       std::chrono::duration_cast<std::chrono::microseconds>(Profiler::Clock::now() - optimize_start)

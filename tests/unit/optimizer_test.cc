@@ -10,6 +10,7 @@
 #include "core/graph/shape_inference.h"
 #include "core/optimizer/optimizer.h"
 #include "core/session/session.h"
+#include "providers/cpu/cpu_provider.h"
 #include "onnx-ml.pb.h"
 
 namespace onyx {
@@ -122,7 +123,10 @@ Graph Optimized(const ModelBuilder& b, int level, const std::vector<std::string>
   EXPECT_TRUE(s.ok()) << s.message();
   s = InferTypesAndShapes(*m.graph);
   EXPECT_TRUE(s.ok()) << s.message();
-  s = OptimizeGraph(*m.graph, level, disabled);
+  static const std::unique_ptr<ExecutionProvider> cpu = CreateCpuProvider();
+  OptimizerContext ctx;
+  ctx.fold_kernels = &cpu->Kernels();
+  s = OptimizeGraph(*m.graph, level, disabled, ctx);
   EXPECT_TRUE(s.ok()) << s.message();
   return std::move(*m.graph);
 }

@@ -1,0 +1,29 @@
+#include "core/session/providers_query.h"
+
+#include <algorithm>
+#include <memory>
+#include <tuple>
+
+#include "providers/provider.h"
+
+namespace onyx {
+
+const std::vector<std::string>& AvailableProviderNames() { return AvailableProviders(); }
+
+const std::vector<std::string>& AllProviderNames() { return AllProviders(); }
+
+Status CheckProviderName(const std::string& name) { return CheckProviderAvailable(name); }
+
+Status SupportedOperators(const std::string& name, std::vector<SupportedOperator>* out) {
+  std::unique_ptr<ExecutionProvider> provider;
+  ONYX_RETURN_IF_ERROR(CreateProvider(name, &provider));
+  out->clear();
+  for (const KernelDef* def : provider->Kernels().Defs())
+    out->push_back({def->domain, def->op_type, def->since_version, def->end_version});
+  std::sort(out->begin(), out->end(), [](const SupportedOperator& a, const SupportedOperator& b) {
+    return std::tie(a.domain, a.op_type, a.since_version) < std::tie(b.domain, b.op_type, b.since_version);
+  });
+  return Status::OK();
+}
+
+}  // namespace onyx

@@ -1,0 +1,31 @@
+// What the C API asks about providers and their kernels without holding a
+// session. capi/ talks to core/session only; these answer from providers/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/framework/status.h"
+
+namespace onyx {
+
+// Providers this build can use here, in default priority order.
+const std::vector<std::string>& AvailableProviderNames();
+// Every provider name the API knows (available or not), onnxruntime's spelling.
+const std::vector<std::string>& AllProviderNames();
+// OK when a session could use provider `name`; INVALID_ARGUMENT naming it
+// (unknown, or not available in this build) otherwise. Builds nothing.
+Status CheckProviderName(const std::string& name);
+
+struct SupportedOperator {
+  std::string domain;  // "" = ai.onnx
+  std::string op_type;
+  int since_version;
+  int end_version;  // inclusive
+};
+// One entry per kernel definition of provider `name`, read from its registry,
+// ordered by (domain, op_type, since_version). INVALID_ARGUMENT as
+// CheckProviderName when the provider is not available.
+Status SupportedOperators(const std::string& name, std::vector<SupportedOperator>* out);
+
+}  // namespace onyx
