@@ -1,6 +1,10 @@
 // A graph prepared for execution: kernels created once, values numbered into
 // slots, and for each node the slots it frees afterwards. Immutable after
 // Build(), so one plan serves concurrent runs; each run owns its slot array.
+// By job: execution_plan.cc (Build: node order, kernels, slots, releases),
+// execution_plan_mem_pattern.{h,cc} (memory patterns),
+// execution_plan_executor.cc (Execute, profiling), execution_plan_run_context.{h,cc}
+// (the KernelContext of a run).
 #pragma once
 
 #include <map>
@@ -36,7 +40,7 @@ struct PlanOptions {
   bool mem_pattern = true;
 };
 
-// The planned layout of one run's intermediates (defined in execution_plan.cc).
+// The planned layout of one run's intermediates (execution_plan_mem_pattern.h).
 struct MemPattern;
 // One run's side of the memory pattern: recording or replaying.
 class MemPatternRun;

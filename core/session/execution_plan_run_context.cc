@@ -1,0 +1,38 @@
+#include "core/session/execution_plan_run_context.h"
+
+#include "core/session/execution_plan_mem_pattern.h"
+
+namespace onyx {
+
+Tensor* RunContext::Output(int i, const Dims& dims, ElemType type) {
+  if (i < 0 || i >= static_cast<int>(outputs_.size()) || outputs_[i] < 0) return nullptr;
+  const int slot = outputs_[i];
+  if (presets_ && (*presets_)[slot]) {
+    // A caller-bound buffer: write there, or refuse rather than reallocate
+    // behind the caller's back.
+    const std::shared_ptr<Tensor>& bound = (*presets_)[slot];
+    if (bound->type() != type || bound->dims() != dims)
+      throw OnyxException(MakeError(ErrorCode::kInvalidArgument, "output '", slot_names_[slot], "' is bound to a ",
+                                    ElemTypeName(bound->type()), ShapeToString(bound->dims()),
+                                    " buffer but the model produces ", ElemTypeName(type), ShapeToString(dims)));
+    values_[slot] = Value(bound);
+    return bound.get();
+  }
+  std::shared_ptr<Tensor> t;
+  if (pattern_) t = pattern_->Allocate(slot, type, dims);
+  if (!t) t = std::make_shared<Tensor>(type, dims, alloc_);
+  Tensor* raw = t.get();
+  values_[slot] = Value(std::move(t));
+  return raw;
+}
+
+Status RunContext::SetOutputValue(int i, Value v) {
+  ONYX_CHECK_ARG(i >= 0 && i < static_cast<int>(outputs_.size()), "output index ", i, " out of range");
+  if (outputs_[i] < 0) return Status::OK();
+  ONYX_CHECK_ARG(!(presets_ && (*presets_)[outputs_[i]]), "output '", slot_names_[outputs_[i]],
+                 "' is bound to a tensor buffer but the model produces a non-tensor value");
+  values_[outputs_[i]] = std::move(v);
+  return Status::OK();
+}
+
+}  // namespace onyx

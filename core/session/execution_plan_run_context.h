@@ -1,0 +1,61 @@
+// The context a kernel sees during a run of an ExecutionPlan: its inputs
+// and outputs as slots of the run's value array, caller-bound output
+// buffers, the memory pattern, the thread pool and the terminate flag.
+// Internal to core/session/execution_plan*.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/session/execution_plan.h"
+
+namespace onyx {
+
+class RunContext final : public KernelContext {
+ public:
+  RunContext(std::vector<Value>& values, const std::vector<int>& inputs, const std::vector<int>& outputs,
+             const std::vector<std::shared_ptr<Tensor>>* presets, const std::vector<std::string>& slot_names,
+             Allocator* alloc, MemPatternRun* pattern, ThreadPool* threads, const RunOptions* ro)
+      : values_(values),
+        inputs_(inputs),
+        outputs_(outputs),
+        presets_(presets),
+        slot_names_(slot_names),
+        alloc_(alloc),
+        pattern_(pattern),
+        threads_(threads),
+        run_options_(ro) {}
+
+  int InputCount() const override { return static_cast<int>(inputs_.size()); }
+  const Tensor* Input(int i) const override {
+    const Value* v = InputValue(i);
+    return v && v->IsTensor() ? &v->tensor() : nullptr;
+  }
+  const Value* InputValue(int i) const override {
+    if (i < 0 || i >= static_cast<int>(inputs_.size()) || inputs_[i] < 0) return nullptr;
+    const Value& v = values_[inputs_[i]];
+    return v.HasValue() ? &v : nullptr;
+  }
+  int OutputCount() const override { return static_cast<int>(outputs_.size()); }
+  // Writes into a caller-bound buffer when the slot has one (throwing
+  // OnyxException when it does not fit), else takes the memory pattern's
+  // block or allocates.
+  Tensor* Output(int i, const Dims& dims, ElemType type) override;
+  Status SetOutputValue(int i, Value v) override;
+  ThreadPool* threads() const override { return threads_; }
+  bool terminate_requested() const override { return run_options_ && run_options_->terminate.load(); }
+
+ private:
+  std::vector<Value>& values_;
+  const std::vector<int>& inputs_;
+  const std::vector<int>& outputs_;
+  const std::vector<std::shared_ptr<Tensor>>* presets_;
+  const std::vector<std::string>& slot_names_;
+  Allocator* alloc_;
+  MemPatternRun* pattern_;
+  ThreadPool* threads_;
+  const RunOptions* run_options_;
+};
+
+}  // namespace onyx
