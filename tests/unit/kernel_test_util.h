@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "providers/cpu/cpu_provider.h"
@@ -11,51 +12,129 @@
 namespace onyx {
 namespace testing {
 
+// The one KernelContext test double, shared by every kernel test: inputs are
+// values of any kind (tensors, sequences, maps, optionals; a Value without a
+// value is an omitted input), outputs are kept as values, and `pool` (may be
+// null) is the thread pool kernels see, so parallel paths can run too. Made
+// from tensors, it holds tensors only, as constant folding's context does: no
+// non-tensor inputs, and non-tensor outputs are refused (KernelContext's defaults).
 class TestKernelContext final : public KernelContext {
  public:
-  TestKernelContext(std::vector<const Tensor*> inputs, size_t num_outputs)
-      : inputs_(std::move(inputs)), outputs_(num_outputs) {}
+  TestKernelContext(std::vector<Value> inputs, size_t num_outputs, ThreadPool* pool = nullptr)
+      : inputs_(std::move(inputs)), outputs_(num_outputs), pool_(pool) {}
+  // Tensor inputs (null = omitted), borrowed: they must outlive the context.
+  TestKernelContext(const std::vector<const Tensor*>& inputs, size_t num_outputs, ThreadPool* pool = nullptr)
+      : TestKernelContext(Borrow(inputs), num_outputs, pool) {
+    tensors_only_ = true;
+  }
+
   int InputCount() const override { return static_cast<int>(inputs_.size()); }
   const Tensor* Input(int i) const override {
-    return i < static_cast<int>(inputs_.size()) ? inputs_[i] : nullptr;
+    const Value* v = Held(i);
+    return v && v->IsTensor() ? &v->tensor() : nullptr;
   }
+  const Value* InputValue(int i) const override { return tensors_only_ ? nullptr : Held(i); }
   int OutputCount() const override { return static_cast<int>(outputs_.size()); }
   Tensor* Output(int i, const Dims& dims, ElemType type) override {
-    outputs_.at(i) = std::make_unique<Tensor>(type, dims);
-    return outputs_[i].get();
+    auto t = std::make_shared<Tensor>(type, dims);
+    outputs_.at(i) = Value(t);
+    return t.get();
   }
-  ThreadPool* threads() const override { return nullptr; }
+  Status SetOutputValue(int i, Value v) override {
+    if (tensors_only_) return KernelContext::SetOutputValue(i, std::move(v));
+    outputs_.at(i) = std::move(v);
+    return Status::OK();
+  }
+  ThreadPool* threads() const override { return pool_; }
   bool terminate_requested() const override { return false; }
-  std::vector<std::unique_ptr<Tensor>>& outputs() { return outputs_; }
+
+  std::vector<Value>& outputs() { return outputs_; }
+  // Output `i` moved out as a tensor; null when it is not one (or was not made).
+  std::unique_ptr<Tensor> TakeTensor(size_t i) {
+    if (!outputs_.at(i).IsTensor()) return nullptr;
+    return std::make_unique<Tensor>(std::move(outputs_[i].tensor()));
+  }
 
  private:
-  std::vector<const Tensor*> inputs_;
-  std::vector<std::unique_ptr<Tensor>> outputs_;
+  const Value* Held(int i) const {
+    return i >= 0 && i < InputCount() && inputs_[i].HasValue() ? &inputs_[i] : nullptr;
+  }
+  static std::vector<Value> Borrow(const std::vector<const Tensor*>& tensors) {
+    std::vector<Value> v;
+    for (const Tensor* t : tensors)
+      // Aliasing constructor with no owner: the value points at the caller's tensor.
+      v.push_back(t ? Value(std::shared_ptr<Tensor>(std::shared_ptr<Tensor>(), const_cast<Tensor*>(t))) : Value());
+    return v;
+  }
+
+  std::vector<Value> inputs_;
+  std::vector<Value> outputs_;
+  ThreadPool* pool_;
+  bool tensors_only_ = false;
+};
+
+// The CPU kernel for `node`, found and created once (as a session does) and
+// run as often as wanted. `types` are the declared input types (TypeInfo() for
+// unknown). When the node names no inputs they are "in0", "in1", ... ("" where
+// `present` says false); when it names no outputs it has one, "out0".
+class TestKernel {
+ public:
+  explicit TestKernel(Node node, std::vector<TypeInfo> types = {}, const std::vector<bool>& present = {})
+      : node_(std::move(node)), types_(std::move(types)) {
+    if (node_.inputs.empty())
+      for (size_t i = 0; i < types_.size(); ++i)
+        node_.inputs.push_back(i >= present.size() || present[i] ? "in" + std::to_string(i) : "");
+    if (node_.outputs.empty()) node_.outputs = {"out0"};
+    if (node_.name.empty()) node_.name = "test_" + node_.op_type;
+    std::string why;
+    const KernelDef* def = CpuKernels().Find(node_, types_, &why);
+    if (!def) {
+      created_ = MakeError(ErrorCode::kNotImplemented, node_.Describe(), ": ", why);
+      return;
+    }
+    KernelInfo info(node_, graph_, types_);
+    created_ = def->create(info, &kernel_);
+  }
+
+  const Status& created() const { return created_; }
+  const Node& node() const { return node_; }
+  Status Run(TestKernelContext& ctx) const {
+    ONYX_RETURN_IF_ERROR(created_);
+    return kernel_->Compute(ctx);
+  }
+
+ private:
+  static const KernelRegistry& CpuKernels() {
+    static const std::unique_ptr<ExecutionProvider> cpu = CreateCpuProvider();
+    return cpu->Kernels();
+  }
+
+  Node node_;
+  std::vector<TypeInfo> types_;
+  Graph graph_;
+  Status created_;
+  std::unique_ptr<OpKernel> kernel_;
 };
 
 // Finds the CPU kernel for `node` (its since_version set to the opset to test),
-// creates it and runs it. Node input names are set to "in0", "in1", ... ("" for
-// null inputs) and outputs to "out0", ... when left empty.
+// creates it and runs it, on `pool` when given. Node input names are set to
+// "in0", "in1", ... ("" for null inputs) and outputs to "out0", ... when left
+// empty.
 inline Status RunCpuKernel(Node node, const std::vector<const Tensor*>& inputs, size_t num_outputs,
-                           std::vector<std::unique_ptr<Tensor>>* outputs) {
-  if (node.inputs.empty())
-    for (size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(inputs[i] ? "in" + std::to_string(i) : "");
+                           std::vector<std::unique_ptr<Tensor>>* outputs, ThreadPool* pool = nullptr) {
   if (node.outputs.empty())
     for (size_t i = 0; i < num_outputs; ++i) node.outputs.push_back("out" + std::to_string(i));
-  if (node.name.empty()) node.name = "test_" + node.op_type;
   std::vector<TypeInfo> types;
-  for (const Tensor* t : inputs) types.push_back(t ? TypeInfo::Tensor(t->type()) : TypeInfo());
-  auto provider = CreateCpuProvider();
-  std::string why;
-  const KernelDef* def = provider->Kernels().Find(node, types, &why);
-  if (!def) return MakeError(ErrorCode::kNotImplemented, node.Describe(), ": ", why);
-  Graph graph;
-  KernelInfo info(node, graph, types);
-  std::unique_ptr<OpKernel> kernel;
-  ONYX_RETURN_IF_ERROR(def->create(info, &kernel));
-  TestKernelContext ctx(inputs, num_outputs);
-  ONYX_RETURN_IF_ERROR(kernel->Compute(ctx));
-  *outputs = std::move(ctx.outputs());
+  std::vector<bool> present;
+  for (const Tensor* t : inputs) {
+    types.push_back(t ? TypeInfo::Tensor(t->type()) : TypeInfo());
+    present.push_back(t != nullptr);
+  }
+  TestKernel kernel(std::move(node), std::move(types), present);
+  TestKernelContext ctx(inputs, num_outputs, pool);
+  ONYX_RETURN_IF_ERROR(kernel.Run(ctx));
+  outputs->clear();
+  for (size_t i = 0; i < num_outputs; ++i) outputs->push_back(ctx.TakeTensor(i));
   return Status::OK();
 }
 

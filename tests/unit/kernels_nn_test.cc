@@ -73,48 +73,16 @@ void ExpectNear(const std::vector<T>& got, const std::vector<T>& want, double to
     ASSERT_NEAR(got[i], want[i], tol * (1.0 + std::fabs(static_cast<double>(want[i])))) << "at " << i;
 }
 
-// A kernel context with a real thread pool, so the parallel paths run too.
-class PoolContext final : public KernelContext {
- public:
-  PoolContext(std::vector<const Tensor*> in, size_t nout, ThreadPool* pool)
-      : out_(nout), in_(std::move(in)), pool_(pool) {}
-  int InputCount() const override { return static_cast<int>(in_.size()); }
-  const Tensor* Input(int i) const override { return i < static_cast<int>(in_.size()) ? in_[i] : nullptr; }
-  int OutputCount() const override { return static_cast<int>(out_.size()); }
-  Tensor* Output(int i, const Dims& dims, ElemType type) override {
-    out_.at(i) = std::make_unique<Tensor>(type, dims);
-    return out_[i].get();
-  }
-  ThreadPool* threads() const override { return pool_; }
-  bool terminate_requested() const override { return false; }
-  std::vector<std::unique_ptr<Tensor>> out_;
-
- private:
-  std::vector<const Tensor*> in_;
-  ThreadPool* pool_;
-};
-
 // Runs the kernel both without threads and on a 4-thread pool; both must agree.
 Status RunBoth(Node node, const std::vector<const Tensor*>& inputs, size_t nout,
            std::vector<std::unique_ptr<Tensor>>* outputs) {
   ONYX_RETURN_IF_ERROR(RunCpuKernel(node, inputs, nout, outputs));
-  for (size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(inputs[i] ? "in" + std::to_string(i) : "");
-  for (size_t i = 0; i < nout; ++i) node.outputs.push_back("out" + std::to_string(i));
-  std::vector<TypeInfo> types;
-  for (const Tensor* t : inputs) types.push_back(t ? TypeInfo::Tensor(t->type()) : TypeInfo());
-  auto provider = CreateCpuProvider();
-  std::string why;
-  const KernelDef* def = provider->Kernels().Find(node, types, &why);
-  Graph graph;
-  KernelInfo info(node, graph, types);
-  std::unique_ptr<OpKernel> kernel;
-  ONYX_RETURN_IF_ERROR(def->create(info, &kernel));
   static ThreadPool pool(4);
-  PoolContext ctx(inputs, nout, &pool);
-  ONYX_RETURN_IF_ERROR(kernel->Compute(ctx));
+  std::vector<std::unique_ptr<Tensor>> threaded;
+  ONYX_RETURN_IF_ERROR(RunCpuKernel(node, inputs, nout, &threaded, &pool));
   for (size_t i = 0; i < nout; ++i) {
     const Tensor* a = (*outputs)[i].get();
-    const Tensor* b = ctx.out_[i].get();
+    const Tensor* b = threaded[i].get();
     if (!a || !b) continue;
     EXPECT_EQ(a->dims(), b->dims());
     if (a->bytes() == b->bytes() && a->bytes() > 0) {

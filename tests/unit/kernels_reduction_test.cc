@@ -10,6 +10,7 @@ namespace onyx {
 namespace {
 
 using testing::MakeTensor;
+using testing::Run1;
 using testing::RunCpuKernel;
 using testing::ToVector;
 
@@ -28,14 +29,6 @@ Node MakeNode(const std::string& op, int opset, std::vector<int64_t> axes = {}, 
   k.i = keepdims;
   n.attrs["keepdims"] = k;
   return n;
-}
-
-Tensor Run1(const Node& n, const std::vector<const Tensor*>& in) {
-  std::vector<std::unique_ptr<Tensor>> out;
-  Status s = RunCpuKernel(n, in, 1, &out);
-  EXPECT_TRUE(s.ok()) << s.message();
-  if (!s.ok() || !out[0]) return Tensor();
-  return std::move(*out[0]);
 }
 
 std::vector<float> Iota(int n) {

@@ -25,51 +25,20 @@ using testing::SetInt;
 using testing::SetInts;
 using testing::ToVector;
 
-// A kernel context that may carry a thread pool (the shared test context
-// has none), to check that values do not depend on how a fill is split.
-class PoolContext final : public KernelContext {
- public:
-  PoolContext(std::vector<const Tensor*> inputs, ThreadPool* pool) : inputs_(std::move(inputs)), pool_(pool) {}
-  int InputCount() const override { return static_cast<int>(inputs_.size()); }
-  const Tensor* Input(int i) const override { return i < InputCount() ? inputs_[i] : nullptr; }
-  int OutputCount() const override { return 1; }
-  Tensor* Output(int i, const Dims& dims, ElemType type) override {
-    out = std::make_unique<Tensor>(type, dims);
-    return out.get();
-  }
-  ThreadPool* threads() const override { return pool_; }
-  bool terminate_requested() const override { return false; }
-  std::unique_ptr<Tensor> out;
-
- private:
-  std::vector<const Tensor*> inputs_;
-  ThreadPool* pool_;
-};
-
-// One kernel instance (created like a session does, once), run many times.
+// One kernel instance (created like a session does, once), run many times,
+// on `pool` when given (values must not depend on how a fill is split).
 class Kernel {
  public:
   // `input_types`: what the model declares for the inputs (may be unknown).
-  explicit Kernel(Node node, std::vector<TypeInfo> input_types = {}) : node_(std::move(node)) {
-    for (size_t i = 0; i < input_types.size(); ++i) node_.inputs.push_back("in" + std::to_string(i));
-    if (node_.outputs.empty()) node_.outputs = {"out0"};
-    node_.name = "test_" + node_.op_type;
-    auto provider = CreateCpuProvider();
-    std::string why;
-    const KernelDef* def = provider->Kernels().Find(node_, input_types, &why);
-    if (!def) {
-      created = MakeError(ErrorCode::kNotImplemented, why);
-      return;
-    }
-    KernelInfo info(node_, graph_, input_types);
-    created = def->create(info, &kernel_);
-  }
+  explicit Kernel(Node node, std::vector<TypeInfo> input_types = {})
+      : kernel_(std::move(node), std::move(input_types)), created(kernel_.created()) {}
 
   Status Run(const std::vector<const Tensor*>& inputs, Tensor* out, ThreadPool* pool = nullptr) const {
-    if (!created.ok()) return created;
-    PoolContext ctx(inputs, pool);
-    ONYX_RETURN_IF_ERROR(kernel_->Compute(ctx));
-    *out = std::move(*ctx.out);
+    testing::TestKernelContext ctx(inputs, 1, pool);
+    ONYX_RETURN_IF_ERROR(kernel_.Run(ctx));
+    std::unique_ptr<Tensor> t = ctx.TakeTensor(0);
+    if (!t) return MakeError(ErrorCode::kEngineError, "the kernel made no output");
+    *out = std::move(*t);
     return Status::OK();
   }
   // Runs and fails the test on error.
@@ -80,12 +49,11 @@ class Kernel {
     return out;
   }
 
-  Status created;
-
  private:
-  Node node_;
-  Graph graph_;
-  std::unique_ptr<OpKernel> kernel_;
+  testing::TestKernel kernel_;
+
+ public:
+  const Status created;
 };
 
 Node Normal(std::vector<int64_t> shape, float mean = 0.f, float scale = 1.f) {

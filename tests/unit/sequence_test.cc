@@ -21,37 +21,6 @@ using testing::SetInt;
 using testing::SetInts;
 using testing::ToVector;
 
-// A context holding values of every kind, as the session's does.
-class ValueContext final : public KernelContext {
- public:
-  ValueContext(std::vector<Value> inputs, size_t num_outputs) : inputs_(std::move(inputs)), outputs_(num_outputs) {}
-  int InputCount() const override { return static_cast<int>(inputs_.size()); }
-  const Tensor* Input(int i) const override {
-    const Value* v = InputValue(i);
-    return v && v->IsTensor() ? &v->tensor() : nullptr;
-  }
-  const Value* InputValue(int i) const override {
-    return i >= 0 && i < InputCount() && inputs_[i].HasValue() ? &inputs_[i] : nullptr;
-  }
-  int OutputCount() const override { return static_cast<int>(outputs_.size()); }
-  Tensor* Output(int i, const Dims& dims, ElemType type) override {
-    auto t = std::make_shared<Tensor>(type, dims);
-    outputs_.at(i) = Value(t);
-    return t.get();
-  }
-  Status SetOutputValue(int i, Value v) override {
-    outputs_.at(i) = std::move(v);
-    return Status::OK();
-  }
-  ThreadPool* threads() const override { return nullptr; }
-  bool terminate_requested() const override { return false; }
-  std::vector<Value>& outputs() { return outputs_; }
-
- private:
-  std::vector<Value> inputs_;
-  std::vector<Value> outputs_;
-};
-
 TypeInfo TypeOf(const Value& v) {
   if (v.IsTensor()) return TypeInfo::Tensor(v.tensor().type());
   TypeInfo t;
@@ -70,16 +39,10 @@ Status RunKernel(Node node, const std::vector<Value>& inputs, std::vector<Value>
   if (node.name.empty()) node.name = "test_" + node.op_type;
   if (types.empty())
     for (const Value& v : inputs) types.push_back(TypeOf(v));
-  auto provider = CreateCpuProvider();
-  std::string why;
-  const KernelDef* def = provider->Kernels().Find(node, types, &why);
-  if (!def) return MakeError(ErrorCode::kNotImplemented, node.Describe(), ": ", why);
-  Graph graph;
-  KernelInfo info(node, graph, types);
-  std::unique_ptr<OpKernel> kernel;
-  ONYX_RETURN_IF_ERROR(def->create(info, &kernel));
-  ValueContext ctx(inputs, node.outputs.size());
-  ONYX_RETURN_IF_ERROR(kernel->Compute(ctx));
+  const size_t num_outputs = node.outputs.size();
+  testing::TestKernel kernel(std::move(node), std::move(types));
+  testing::TestKernelContext ctx(inputs, num_outputs);
+  ONYX_RETURN_IF_ERROR(kernel.Run(ctx));
   *outputs = std::move(ctx.outputs());
   return Status::OK();
 }
