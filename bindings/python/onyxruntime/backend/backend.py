@@ -8,7 +8,7 @@ from onnx import helper, shape_inference
 
 from ..capi._options import SessionOptions
 from ..capi.onnxruntime_inference_collection import InferenceSession
-from ..capi.onnxruntime_pybind11_state import not_implemented
+from ..capi._errors import not_implemented
 from .backend_rep import OnyxRuntimeBackendRep
 
 # SessionOptions attributes prepare(**kwargs) may set: onnxruntime's backend

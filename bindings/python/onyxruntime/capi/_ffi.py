@@ -14,7 +14,7 @@ import threading
 
 import cffi
 
-from .onnxruntime_pybind11_state import exception_for_code
+from ._errors import exception_for_code
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _values
 from ._ffi import api, check, ffi, to_str
-from .onnxruntime_pybind11_state import exception_for_code
+from ._errors import exception_for_code
 
 # onnxruntime's spelling of each element type inside "tensor(...)".
 _TYPE_NAMES = {
@@ -99,7 +99,7 @@ class _Buffer:
         }
 
 
-class OrtValue:
+class OrtValue(_values.ValueHolder):
     """A value (a tensor, sequence, map or optional) owned by the library.
 
     Build one with :meth:`ortvalue_from_numpy` or

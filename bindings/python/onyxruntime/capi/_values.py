@@ -13,7 +13,7 @@ holds the value, so the value is released when the last view of it dies.
 import numpy as np
 
 from ._ffi import api, check, ffi
-from .onnxruntime_pybind11_state import not_implemented
+from ._errors import not_implemented
 
 # numpy dtype <-> OnyxElementType (values of onnx.TensorProto.DataType).
 _NP_TO_ONYX = {
@@ -146,14 +146,20 @@ _TYPE_CODES = {
 }
 
 
+class ValueHolder:
+    """Base of the objects that own an OnyxValue* in `_value` (OrtValue): feeds
+    pass them through without a copy. It lives here so that this module needs
+    nothing from _ortvalue: imports go one way, _ortvalue -> _values -> _ffi."""
+
+    __slots__ = ()
+
+
 def input_value(name, value, expected_elem_type, keep, declared=None):
     """An OnyxValue* (with its destructor attached) for one feed entry. Objects
     that must outlive the run are appended to `keep`. An OrtValue is passed
     through as it is (no copy). `declared` is the input's type string: a list
     fed to a "seq(...)" input becomes a sequence, a dict a map."""
-    from ._ortvalue import OrtValue  # here: _ortvalue itself imports this module
-
-    if isinstance(value, OrtValue):
+    if isinstance(value, ValueHolder):
         keep.append(value)
         return value._value
     if declared and declared.startswith("seq(") and isinstance(value, (list, tuple)):
