@@ -17,6 +17,8 @@
 
 namespace onyx {
 
+class SubgraphRunner;  // providers/subgraph.h
+
 // What a kernel sees when it is created (once per node, at session load).
 class KernelInfo {
  public:
@@ -42,10 +44,20 @@ class KernelInfo {
   // Graph inputs that are also initializers may be overridden at Run time.
   bool constants_may_be_overridden = false;
 
+  // The prepared subgraph of graph attribute `attr` (If, Loop, Scan), or null.
+  // The session builds these before creating the kernel and keeps them alive
+  // as long as the kernel.
+  const SubgraphRunner* Subgraph(const std::string& attr) const {
+    auto it = subgraphs_.find(attr);
+    return it == subgraphs_.end() ? nullptr : it->second;
+  }
+  void SetSubgraph(const std::string& attr, const SubgraphRunner* runner) { subgraphs_[attr] = runner; }
+
  private:
   const Node& node_;
   const Graph& graph_;
   std::vector<TypeInfo> input_types_;
+  std::map<std::string, const SubgraphRunner*> subgraphs_;
 };
 
 // What a kernel sees on each run. Not shared between concurrent runs.
@@ -60,6 +72,14 @@ class KernelContext {
   virtual Tensor* Output(int i, const Dims& dims, ElemType type) = 0;
   virtual ThreadPool* threads() const = 0;
   virtual bool terminate_requested() const = 0;
+
+  // The value named `name` in the graph running this node or, for a node of
+  // a subgraph, in an enclosing graph: what a subgraph reads from outer
+  // scopes. Null when no such value is live (contexts of tests, folding).
+  virtual const Value* OuterValue(const std::string& name) const {
+    (void)name;
+    return nullptr;
+  }
 
   // Non-tensor values (sequences, maps, optionals), for the kernels that take
   // or make them. Contexts that hold tensors only (constant folding, tests)

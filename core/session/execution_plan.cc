@@ -2,6 +2,8 @@
 // and when each slot is released.
 #include "core/session/execution_plan.h"
 
+#include "core/session/subgraph_runner.h"
+
 #include <algorithm>
 #include <numeric>
 #include <unordered_set>
@@ -185,12 +187,28 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
     step.provider = &chosen->Name();
     KernelInfo info(node, graph, input_types);
     info.constants_may_be_overridden = true;
+    // Subgraphs are planned once, here, with the same providers and options;
+    // each run of the node then only fills slots.
+    for (const auto& kv : node.attrs) {
+      std::vector<const Graph*> subs;
+      if (kv.second.g) subs.push_back(kv.second.g.get());
+      for (const auto& sg : kv.second.graphs) subs.push_back(sg.get());
+      if (subs.size() != 1) continue;  // only single-graph attributes are run by kernels
+      std::unique_ptr<PlanSubgraphRunner> runner;
+      Status sub = PlanSubgraphRunner::Create(*subs[0], providers, options, &runner);
+      if (!sub.ok()) return sub.WithContext(StrCat(node.Describe(), ", subgraph '", kv.first, "': "));
+      info.SetSubgraph(kv.first, runner.get());
+      step.subgraphs.push_back(std::move(runner));
+    }
     Status s = def->create(info, &step.kernel);
     if (!s.ok())
       return Status(s.code(), StrCat("Failed to create kernel for ", node.op_type, " node with name '", node.name,
                                      "' (inputs: ", DescribeDeclared(node, graph), "): ", s.message()));
     for (const auto& in : node.inputs) step.inputs.push_back(in.empty() ? -1 : slot(in));
     for (const auto& o : node.outputs) step.outputs.push_back(o.empty() ? -1 : slot(o));
+    // Values the node's subgraphs read from this graph (or from enclosing
+    // ones) need slots here to be found through the node's context.
+    for (const auto& in : node.implicit_inputs) slot(in);
     plan->steps_.push_back(std::move(step));
   }
 

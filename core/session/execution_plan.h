@@ -20,6 +20,7 @@
 #include "core/graph/graph.h"
 #include "core/session/options.h"
 #include "providers/provider.h"
+#include "providers/subgraph.h"
 
 namespace onyx {
 
@@ -62,8 +63,12 @@ class ExecutionPlan {
   // the node producing such a slot writes into it directly, and fails when it
   // would produce another shape or type. `profiler` is null unless profiling
   // is on; then each node is an event.
+  // `outer` is the context of the node running this plan as a subgraph (null
+  // for the session's graph): names of enclosing graphs resolve through it,
+  // and its terminate flag stops this plan too.
   Status Execute(std::vector<Value>& values, const std::vector<std::shared_ptr<Tensor>>* presets,
-                 const RunOptions* run_options, ThreadPool* threads, Profiler* profiler) const;
+                 const RunOptions* run_options, ThreadPool* threads, Profiler* profiler,
+                 const KernelContext* outer = nullptr) const;
   size_t num_slots() const { return slot_names_.size(); }
   const std::string& slot_name(int slot) const { return slot_names_[slot]; }
   // Node names in execution order (for tests and the profiler).
@@ -72,6 +77,9 @@ class ExecutionPlan {
  private:
   struct Step {
     const Node* node = nullptr;
+    // Prepared subgraphs of the node's graph attributes; declared before the
+    // kernel, which points at them, so they outlive it.
+    std::vector<std::unique_ptr<SubgraphRunner>> subgraphs;
     std::unique_ptr<OpKernel> kernel;
     Allocator* allocator = nullptr;
     const std::string* provider = nullptr;

@@ -69,14 +69,15 @@ void ExecutionPlan::RecordNode(Profiler* profiler, const Step& step, const std::
 }
 
 Status ExecutionPlan::Execute(std::vector<Value>& values, const std::vector<std::shared_ptr<Tensor>>* presets,
-                              const RunOptions* run_options, ThreadPool* threads, Profiler* profiler) const {
+                              const RunOptions* run_options, ThreadPool* threads, Profiler* profiler,
+                              const KernelContext* outer) const {
   std::optional<MemPatternRun> pattern;
   if (pattern_allocator_) pattern.emplace(*this, values);
   for (const auto& c : constants_)
     if (!values[c.first].HasValue()) values[c.first] = Value(c.second);
   for (const Step& step : steps_) {
     if (pattern) pattern->BeginStep(static_cast<int>(&step - steps_.data()));
-    if (run_options && run_options->terminate.load())
+    if ((run_options && run_options->terminate.load()) || (outer && outer->terminate_requested()))
       return MakeError(ErrorCode::kRuntimeException, "Exiting due to terminate flag being set to true.");
     for (int s : step.inputs) {
       if (s >= 0 && !values[s].HasValue())
@@ -84,7 +85,7 @@ Status ExecutionPlan::Execute(std::vector<Value>& values, const std::vector<std:
                          slot_names_[s], "' has no value");
     }
     RunContext ctx(values, step.inputs, step.outputs, presets, slot_names_, step.allocator,
-                   pattern ? &*pattern : nullptr, threads, run_options);
+                   pattern ? &*pattern : nullptr, threads, run_options, *this, outer);
     auto start = profiler ? Profiler::Clock::now() : Profiler::Clock::time_point();
     Status s;
     try {

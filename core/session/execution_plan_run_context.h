@@ -16,7 +16,8 @@ class RunContext final : public KernelContext {
  public:
   RunContext(std::vector<Value>& values, const std::vector<int>& inputs, const std::vector<int>& outputs,
              const std::vector<std::shared_ptr<Tensor>>* presets, const std::vector<std::string>& slot_names,
-             Allocator* alloc, MemPatternRun* pattern, ThreadPool* threads, const RunOptions* ro)
+             Allocator* alloc, MemPatternRun* pattern, ThreadPool* threads, const RunOptions* ro,
+             const ExecutionPlan& plan, const KernelContext* outer)
       : values_(values),
         inputs_(inputs),
         outputs_(outputs),
@@ -25,7 +26,9 @@ class RunContext final : public KernelContext {
         alloc_(alloc),
         pattern_(pattern),
         threads_(threads),
-        run_options_(ro) {}
+        run_options_(ro),
+        plan_(plan),
+        outer_(outer) {}
 
   int InputCount() const override { return static_cast<int>(inputs_.size()); }
   const Tensor* Input(int i) const override {
@@ -44,7 +47,14 @@ class RunContext final : public KernelContext {
   Tensor* Output(int i, const Dims& dims, ElemType type) override;
   Status SetOutputValue(int i, Value v) override;
   ThreadPool* threads() const override { return threads_; }
-  bool terminate_requested() const override { return run_options_ && run_options_->terminate.load(); }
+  bool terminate_requested() const override {
+    return (run_options_ && run_options_->terminate.load()) || (outer_ && outer_->terminate_requested());
+  }
+  const Value* OuterValue(const std::string& name) const override {
+    int slot = plan_.SlotOf(name);
+    if (slot >= 0 && values_[slot].HasValue()) return &values_[slot];
+    return outer_ ? outer_->OuterValue(name) : nullptr;
+  }
 
  private:
   std::vector<Value>& values_;
@@ -56,6 +66,8 @@ class RunContext final : public KernelContext {
   MemPatternRun* pattern_;
   ThreadPool* threads_;
   const RunOptions* run_options_;
+  const ExecutionPlan& plan_;
+  const KernelContext* outer_;
 };
 
 }  // namespace onyx
