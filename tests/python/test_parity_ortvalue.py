@@ -164,12 +164,22 @@ def test_numpy_of_library_memory_is_a_writable_view(rt):
     assert a.ctypes.data == v.data_ptr()
 
 
-def test_bfloat16_has_no_numpy_view(rt):
+def test_bfloat16_numpy_view(rt):
     v = rt.OrtValue.ortvalue_from_shape_and_type([2], TensorProto.BFLOAT16)
     assert v.data_type() == "tensor(bfloat16)"
     assert v.element_type() == TensorProto.BFLOAT16
-    with pytest.raises(RuntimeError):
-        v.numpy()
+    if rt.__name__ == "onnxruntime":
+        # onnxruntime has no numpy view for bfloat16.
+        with pytest.raises(RuntimeError):
+            v.numpy()
+        return
+    # onyxruntime gives an ml_dtypes.bfloat16 view of the library's memory.
+    import ml_dtypes
+
+    a = v.numpy()
+    assert a.dtype == np.dtype(ml_dtypes.bfloat16) and a.shape == (2,)
+    a[:] = [1.5, -2.0]
+    np.testing.assert_array_equal(v.numpy().astype(np.float32), [1.5, -2.0])
 
 
 @pytest.mark.parametrize("shape,element_type", [([2, -1], np.float32), ([2], 99)], ids=["negative-dim", "bad-type"])

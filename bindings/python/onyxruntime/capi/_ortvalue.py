@@ -251,6 +251,13 @@ class OrtValue(_values.ValueHolder):
                                      % self.data_type(), RuntimeError)
         if 0 in shape:
             return np.empty(shape, dtype=dtype)
+        if elem in _values.PACKED_4BIT_CODES:
+            # Packed two per byte in memory: numpy gets an unpacked copy.
+            return _values.output_array("OrtValue", self._value)
+        if dtype in _values.VIEW_THROUGH_UINT:
+            # ml_dtypes types: a view through an unsigned integer of their size.
+            raw = np.asarray(_Buffer(self, self.data_ptr(), shape, np.dtype("u%d" % dtype.itemsize), self._readonly))
+            return raw.view(dtype)
         return np.asarray(_Buffer(self, self.data_ptr(), shape, dtype, self._readonly))
 
     # ---- mutation -------------------------------------------------------

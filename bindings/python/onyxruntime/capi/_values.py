@@ -32,7 +32,45 @@ _NP_TO_ONYX = {
     np.dtype(np.complex64): 14,
     np.dtype(np.complex128): 15,
 }
+# Narrow types through ml_dtypes, where installed (onnx itself depends on it):
+# bfloat16 and the float8s are one byte each as in the engine; the 4-bit types
+# are one per byte in numpy and packed two per byte (low nibble first) in the
+# engine, so they are packed on the way in and unpacked on the way out.
+try:
+    import ml_dtypes as _mld
+except ImportError:  # pragma: no cover - onnx requires it
+    _mld = None
+_PACKED_4BIT = {}
+if _mld is not None:
+    _NP_TO_ONYX.update({
+        np.dtype(_mld.bfloat16): 16,
+        np.dtype(_mld.float8_e4m3fn): 17,
+        np.dtype(_mld.float8_e4m3fnuz): 18,
+        np.dtype(_mld.float8_e5m2): 19,
+        np.dtype(_mld.float8_e5m2fnuz): 20,
+    })
+    _PACKED_4BIT = {np.dtype(_mld.uint4): 21, np.dtype(_mld.int4): 22, np.dtype(_mld.float4_e2m1fn): 23}
 _ONYX_TO_NP = {v: k for k, v in _NP_TO_ONYX.items()}
+_ONYX_TO_NP.update({v: k for k, v in _PACKED_4BIT.items()})
+PACKED_4BIT_CODES = frozenset(_PACKED_4BIT.values())
+# ml_dtypes types numpy's array interface cannot spell ("<f1", "V2"): read as
+# an unsigned integer of their size, then viewed as the real type.
+VIEW_THROUGH_UINT = frozenset(d for d, code in _NP_TO_ONYX.items() if 16 <= code <= 20)
+
+
+def _pack_4bit(arr):
+    """Two 4-bit elements per byte, the first in the low nibble."""
+    nib = np.ascontiguousarray(arr).reshape(-1).view(np.uint8) & 0x0F
+    if nib.size % 2:
+        nib = np.concatenate([nib, np.zeros(1, np.uint8)])
+    return (nib[0::2] | (nib[1::2] << 4)).astype(np.uint8)
+
+
+def _unpack_4bit(packed, count, dtype):
+    nib = np.empty(packed.size * 2, np.uint8)
+    nib[0::2] = packed & 0x0F
+    nib[1::2] = packed >> 4
+    return nib[:count].view(dtype)
 ONYX_STRING = 8
 
 _cpu_info = None
@@ -177,6 +215,16 @@ def input_value(name, value, expected_elem_type, keep, declared=None):
     if kind in "OUS":
         return _string_value(arr)
     elem = _NP_TO_ONYX.get(arr.dtype if arr.dtype.isnative else arr.dtype.newbyteorder("="))
+    if elem is None and arr.dtype in _PACKED_4BIT:
+        shape = arr.shape
+        packed = _pack_4bit(arr)
+        keep.append(packed)
+        buf = ffi.from_buffer("char[]", packed, require_writable=False) if packed.nbytes else ffi.new("char[1]")
+        keep.append(buf)
+        out = ffi.new("OnyxValue**")
+        check(api.ValueCreateTensorWithData(_cpu_memory_info(), buf, packed.nbytes, _shape_array(shape), len(shape),
+                                            _PACKED_4BIT[arr.dtype], out))
+        return ffi.gc(out[0], api.ValueRelease)
     if elem is None:
         raise RuntimeError("Unable to handle numpy dtype %s (input '%s')" % (arr.dtype, name))
     if not arr.dtype.isnative:
@@ -294,4 +342,13 @@ def output_array(name, value):
         return np.empty(shape, dtype=dtype)
     ptr = ffi.new("void**")
     check(api.ValueGetTensorData(value, ptr))
+    if elem in PACKED_4BIT_CODES:
+        nbytes = (count + 1) // 2
+        packed = np.frombuffer(ffi.buffer(ptr[0], nbytes), dtype=np.uint8)
+        return _unpack_4bit(packed, count, dtype).reshape(shape)
+    if dtype in VIEW_THROUGH_UINT:
+        # ml_dtypes types have no array-interface spelling: read the bytes as
+        # an unsigned integer of their size, then view them as the real type.
+        raw = np.asarray(_ValueBuffer(value, ptr[0], shape, np.dtype("u%d" % dtype.itemsize)))
+        return raw.view(dtype)
     return np.asarray(_ValueBuffer(value, ptr[0], shape, dtype))
