@@ -147,3 +147,7 @@ ONYX_SLOT(ArenaCfgCreate, 129);
 ONYX_SLOT(ArenaCfgRelease, 130);
 ONYX_SLOT(EnvCreateAndRegisterAllocator, 131);
 ONYX_SLOT(EnvUnregisterAllocator, 132);
+
+/* API version 3 */
+ONYX_SLOT(ProviderGetSupportedOperatorCount, 133);
+ONYX_SLOT(ProviderGetSupportedOperator, 134);

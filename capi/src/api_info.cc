@@ -1,4 +1,7 @@
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include "capi/src/api_table.h"
 #include "capi/src/handles.h"
@@ -163,6 +166,53 @@ OnyxStatus* ProviderName(size_t index, const char** out) {
   API_END
 }
 
+// The registries are static and immutable, so each provider's list is built
+// once and its strings live as long as the process.
+Status SupportedList(const char* provider, const std::vector<SupportedOperator>** out) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<std::vector<SupportedOperator>>> lists;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = lists.find(provider);
+  if (it == lists.end()) {
+    auto list = std::make_unique<std::vector<SupportedOperator>>();
+    ONYX_RETURN_IF_ERROR(SupportedOperators(provider, list.get()));
+    it = lists.emplace(provider, std::move(list)).first;
+  }
+  *out = it->second.get();
+  return Status::OK();
+}
+
+OnyxStatus* ProviderGetSupportedOperatorCount(const char* provider, size_t* out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(provider);
+  API_CHECK_NOT_NULL(out);
+  const std::vector<SupportedOperator>* list = nullptr;
+  API_RETURN_IF_ERROR(SupportedList(provider, &list));
+  *out = list->size();
+  API_END
+}
+
+OnyxStatus* ProviderGetSupportedOperator(const char* provider, size_t index, const char** domain,
+                                         const char** op_type, int* since_version, int* end_version) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(provider);
+  API_CHECK_NOT_NULL(domain);
+  API_CHECK_NOT_NULL(op_type);
+  API_CHECK_NOT_NULL(since_version);
+  API_CHECK_NOT_NULL(end_version);
+  const std::vector<SupportedOperator>* list = nullptr;
+  API_RETURN_IF_ERROR(SupportedList(provider, &list));
+  if (index >= list->size())
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("operator index ", index, " is out of range (", list->size(),
+                                                   " for ", provider, ")"));
+  const SupportedOperator& op = (*list)[index];
+  *domain = op.domain.c_str();
+  *op_type = op.op_type.c_str();
+  *since_version = op.since_version;
+  *end_version = op.end_version;
+  API_END
+}
+
 const char* GetVersionString() { return ONYX_VERSION; }
 const char* GetBuildInfoString() {
   return "Onyx Runtime " ONYX_VERSION " (" ONYX_BUILD_INFO ", BLAS=OpenBLAS, providers=CPU)";
@@ -197,6 +247,8 @@ void FillInfoApi(OnyxApi& a) {
   a.GetAvailableProviderName = ProviderName<&AvailableProviderNames>;
   a.GetAllProviderCount = ProviderCount<&AllProviderNames>;
   a.GetAllProviderName = ProviderName<&AllProviderNames>;
+  a.ProviderGetSupportedOperatorCount = ProviderGetSupportedOperatorCount;
+  a.ProviderGetSupportedOperator = ProviderGetSupportedOperator;
   a.GetVersionString = GetVersionString;
   a.GetBuildInfoString = GetBuildInfoString;
 }

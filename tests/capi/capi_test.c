@@ -124,6 +124,35 @@ static void test_providers(void) {
   EXPECT_CODE(g_api->GetAvailableProviderCount(NULL), ONYX_INVALID_ARGUMENT);
 }
 
+/* API v3: the CPU provider's operators, read from its registry. */
+static void test_supported_operators(void) {
+  size_t n = 0, i;
+  const char *domain = NULL, *op = NULL;
+  int since = 0, end = 0, has_loop = 0, has_conv = 0, sorted = 1;
+  char prev[256] = "";
+  if (OK(g_api->ProviderGetSupportedOperatorCount("CPUExecutionProvider", &n))) {
+    CHECK(n > 50, "the CPU provider lists its kernels");
+    for (i = 0; i < n; ++i) {
+      char key[256];
+      if (!OK(g_api->ProviderGetSupportedOperator("CPUExecutionProvider", i, &domain, &op, &since, &end))) break;
+      CHECK(since >= 1 && end >= since, "opset range is ordered");
+      if (strcmp(domain, "") == 0 && strcmp(op, "Loop") == 0) has_loop = 1;
+      if (strcmp(domain, "") == 0 && strcmp(op, "Conv") == 0) has_conv = 1;
+      snprintf(key, sizeof key, "%s\x01%s", domain, op);
+      if (strcmp(prev, key) > 0) sorted = 0;
+      snprintf(prev, sizeof prev, "%s", key);
+    }
+    CHECK(has_loop && has_conv, "Loop and Conv are listed");
+    CHECK(sorted, "entries are ordered by domain and op");
+    EXPECT_CODE(g_api->ProviderGetSupportedOperator("CPUExecutionProvider", n, &domain, &op, &since, &end),
+                ONYX_INVALID_ARGUMENT);
+  }
+  EXPECT_CODE(g_api->ProviderGetSupportedOperatorCount("NoSuchExecutionProvider", &n), ONYX_INVALID_ARGUMENT);
+  EXPECT_CODE(g_api->ProviderGetSupportedOperatorCount(NULL, &n), ONYX_INVALID_ARGUMENT);
+  EXPECT_CODE(g_api->ProviderGetSupportedOperator("CPUExecutionProvider", 0, NULL, &op, &since, &end),
+              ONYX_INVALID_ARGUMENT);
+}
+
 static OnyxSessionOptions* make_options(void) {
   OnyxSessionOptions* opts = NULL;
   OnyxSessionOptions* clone = NULL;
@@ -716,6 +745,7 @@ int main(int argc, char** argv) {
   test_api_base();
   test_status();
   test_providers();
+  test_supported_operators();
 
   EXPECT_CODE(g_api->EnvCreate(ONYX_LOG_WARNING, "capi_test", NULL), ONYX_INVALID_ARGUMENT);
   if (!OK(g_api->EnvCreate(ONYX_LOG_WARNING, "capi_test", &env))) return 1;

@@ -153,3 +153,30 @@ def test_call_of_an_undefined_local_function_is_refused():
     m = _model([helper.make_node("Missing", ["x"], ["y"], domain="local", name="call")], [_tensor("x")],
                [_tensor("y")], extra_opsets=[("local", 1)])
     _fails_at_load(m, "Missing", "local", "call")
+
+
+def test_supported_operators_come_from_the_registry():
+    ops = rt.get_supported_operators("CPUExecutionProvider")
+    keys = {(d, o) for d, o, _, _ in ops}
+    assert ("", "Loop") in keys and ("", "Conv") in keys and ("ai.onnx.ml", "Normalizer") in keys
+    # A function operator without a kernel is not listed: it runs as its body.
+    assert ("", "HardSwish") not in keys
+    assert all(1 <= s <= e for _, _, s, e in ops)
+    with pytest.raises(Exception) as e:
+        rt.get_supported_operators("NoSuchExecutionProvider")
+    assert "NoSuchExecutionProvider" in str(e.value)
+
+
+def test_backend_is_compatible_reads_kernels_and_function_bodies():
+    from onyxruntime.backend import backend as b
+
+    fn = _model([helper.make_node("HardSwish", ["x"], ["y"])], [_tensor("x")], [_tensor("y")])
+    assert b.OnyxRuntimeBackend.is_compatible(fn)
+    local = _model([helper.make_node("AddScaled", ["x", "y"], ["z"], domain="local", alpha=1.0)],
+                   [_tensor("x"), _tensor("y")], [_tensor("z")], functions=[_local_function()],
+                   extra_opsets=[("local", 1)])
+    assert b.OnyxRuntimeBackend.is_compatible(local)
+    unknown = _model([helper.make_node("Mystery", ["x"], ["y"], domain="x.y")], [_tensor("x")], [_tensor("y")],
+                     extra_opsets=[("x.y", 1)])
+    assert not b.OnyxRuntimeBackend.is_compatible(unknown)
+    assert not b.OnyxRuntimeBackend.is_compatible(fn, device="CUDA")

@@ -31,6 +31,7 @@ from .capi.onnxruntime_inference_collection import (
     get_available_providers,
     get_build_info,
     get_device,
+    get_supported_operators,
     get_version_string,
 )
 from . import datasets  # noqa: F401 - onnxruntime.datasets.get_example
@@ -67,6 +68,7 @@ __all__ = [
     "get_available_providers",
     "get_build_info",
     "get_device",
+    "get_supported_operators",
     "get_version_string",
     "__version__",
 ]

@@ -37,7 +37,7 @@ extern "C" {
 #define ONYX_EXPORT
 #endif /* ONYX_CFFI_CDEF */
 
-#define ONYX_API_VERSION 2
+#define ONYX_API_VERSION 3
 
 /* Error codes. Values are fixed forever; new codes are appended. */
 typedef enum OnyxErrorCode {
@@ -503,6 +503,20 @@ typedef struct OnyxApi {
    * registering again replaces it for sessions created afterwards. */
   OnyxStatus* (*EnvCreateAndRegisterAllocator)(OnyxEnv* env, const OnyxMemoryInfo* info, const OnyxArenaCfg* cfg);
   OnyxStatus* (*EnvUnregisterAllocator)(OnyxEnv* env, const OnyxMemoryInfo* info);
+
+  /* ---- API version 3 ---------------------------------------------------- */
+
+  /* The operators `provider` (e.g. "CPUExecutionProvider") has kernels for,
+   * read from its kernel registry: one entry per kernel definition, ordered by
+   * (domain, op_type, since_version). INVALID_ARGUMENT naming the provider
+   * when it is unknown or not available in this build. Operators that ONNX
+   * defines as functions run as their bodies when no kernel exists, so a
+   * model may use more than this list. Thread-safe. */
+  OnyxStatus* (*ProviderGetSupportedOperatorCount)(const char* provider, size_t* out);
+  /* Entry `index`: domain ("" = ai.onnx) and op type are static strings that
+   * live as long as the process; the opset range is inclusive. */
+  OnyxStatus* (*ProviderGetSupportedOperator)(const char* provider, size_t index, const char** domain,
+                                               const char** op_type, int* since_version, int* end_version);
 } OnyxApi;
 
 typedef struct OnyxApiBase {

@@ -7,7 +7,7 @@ import onnx
 from onnx import helper, shape_inference
 
 from ..capi._options import SessionOptions
-from ..capi.onnxruntime_inference_collection import InferenceSession
+from ..capi.onnxruntime_inference_collection import InferenceSession, get_supported_operators
 from ..capi._errors import not_implemented
 from .backend_rep import OnyxRuntimeBackendRep
 
@@ -47,9 +47,14 @@ class OnyxRuntimeBackend:
 
     @classmethod
     def is_compatible(cls, model, device=None, **kwargs):
-        """Whether `model` can be run on `device` (None: the default 'CPU').
-        Operator coverage is only known once prepare() loads the model."""
-        return cls.supports_device(_DEVICE if device is None else device)
+        """Whether `model` can be run on `device` (None: the default 'CPU'):
+        every node, subgraphs included, has a kernel in the CPU provider's
+        registry (read through the C API) at the opset the model imports, is
+        an operator ONNX defines as a function, or calls one of the model's
+        own functions. prepare() is the final word: it also checks types."""
+        if not cls.supports_device(_DEVICE if device is None else device):
+            return False
+        return not _unsupported_nodes(model)
 
     @classmethod
     def supports_device(cls, device):
@@ -112,6 +117,48 @@ class OnyxRuntimeBackend:
         model = make_node_model(node, inputs, outputs_info, opset_version)
         feed = inputs if isinstance(inputs, dict) else list(inputs)
         return cls.run_model(model, feed, device, **kwargs)
+
+
+def _kernel_index():
+    index = {}
+    for domain, op, since, end in get_supported_operators("CPUExecutionProvider"):
+        index.setdefault((domain, op), []).append((since, end))
+    return index
+
+
+def _unsupported_nodes(model):
+    """(domain, op_type, opset) of the nodes of `model` nothing can run."""
+    kernels = _kernel_index()
+    opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
+    local = {(f.domain, f.name) for f in model.functions}
+    missing = []
+
+    def visit(graph):
+        for node in graph.node:
+            domain = "" if node.domain == "ai.onnx" else node.domain
+            for attr in node.attribute:
+                if attr.type == onnx.AttributeProto.GRAPH:
+                    visit(attr.g)
+                for g in attr.graphs:
+                    visit(g)
+            if (node.domain, node.op_type) in local:
+                continue
+            version = opsets.get(domain)
+            if version is None:
+                missing.append((domain, node.op_type, None))
+                continue
+            if any(s <= version <= e for s, e in kernels.get((domain, node.op_type), ())):
+                continue
+            try:
+                schema = onnx.defs.get_schema(node.op_type, version, domain)
+            except Exception:  # no schema at all
+                missing.append((domain, node.op_type, version))
+                continue
+            if not (schema.has_function or schema.has_context_dependent_function):
+                missing.append((domain, node.op_type, version))
+
+    visit(model.graph)
+    return missing
 
 
 def _value_info(name, dtype, shape):

@@ -32,6 +32,22 @@ def get_all_providers():
     return _provider_list(api.GetAllProviderCount, api.GetAllProviderName)
 
 
+def get_supported_operators(provider="CPUExecutionProvider"):
+    """(domain, op_type, since_version, end_version) for each kernel of
+    `provider`, read from its registry through the C API (domain "" is
+    ai.onnx). Operators ONNX defines as functions run as their bodies even
+    when they are not listed. An onyxruntime extension."""
+    count = ffi.new("size_t*")
+    check(api.ProviderGetSupportedOperatorCount(provider.encode(), count))
+    domain, op = ffi.new("const char**"), ffi.new("const char**")
+    since, end = ffi.new("int*"), ffi.new("int*")
+    result = []
+    for i in range(count[0]):
+        check(api.ProviderGetSupportedOperator(provider.encode(), i, domain, op, since, end))
+        result.append((to_str(domain[0]), to_str(op[0]), int(since[0]), int(end[0])))
+    return result
+
+
 def get_device():
     """'GPU' when the CUDA provider can run here, else 'CPU' (as onnxruntime)."""
     return "GPU" if "CUDAExecutionProvider" in get_available_providers() else "CPU"
