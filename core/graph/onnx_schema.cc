@@ -149,16 +149,32 @@ Status ExpandFunctionBody(const Node& node, const std::vector<TypeInfo>& input_t
   }
   auto* g = m.mutable_graph();
   g->set_name("expansion");
-  ONYX_RETURN_IF_ERROR(proto::NodeToProto(node, g->add_node()).WithContext(where));
+  onnx::NodeProto* call = g->add_node();
+  ONYX_RETURN_IF_ERROR(proto::NodeToProto(node, call).WithContext(where));
+  // Bodies refer to attributes by ref_attr_name; one the node leaves out
+  // takes the schema's default, which the inliner does not know.
+  if (const onnx::OpSchema* schema = SchemaOf(node)) {
+    for (const auto& kv : schema->attributes()) {
+      const auto& attr = kv.second;
+      if (node.attrs.count(kv.first) || attr.default_value.type() == onnx::AttributeProto::UNDEFINED) continue;
+      onnx::AttributeProto* a = call->add_attribute();
+      *a = attr.default_value;
+      a->set_name(kv.first);
+    }
+  }
   std::unordered_set<std::string> seen;
+  bool omitted = false;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const std::string& name = node.inputs[i];
+    if (name.empty()) omitted = true;
     if (name.empty() || !seen.insert(name).second) continue;
     auto* vi = g->add_input();
     vi->set_name(name);
     if (i < input_types.size() && Complete(input_types[i]))
       ONYX_RETURN_IF_ERROR(proto::TypeToProto(input_types[i], vi->mutable_type()));
   }
+  // A context-dependent body asks the type of every input, omitted ones ("") too.
+  if (omitted) g->add_input()->set_name("");
   for (const auto& name : node.outputs)
     if (!name.empty()) g->add_output()->set_name(name);
   static const char* kReservedDomain = "onyx.internal.reserved";
