@@ -5,6 +5,21 @@
 
 namespace onyx {
 
+bool TypeInfo::IsComplete() const {
+  switch (kind) {
+    case Kind::kTensor:
+    case Kind::kSparseTensor:
+      return elem != ElemType::kUndefined;
+    case Kind::kSequence:
+    case Kind::kOptional:
+      return inner && inner->IsComplete();
+    case Kind::kMap:
+      return map_key != ElemType::kUndefined && inner && inner->IsComplete();
+    default:
+      return false;
+  }
+}
+
 std::string TypeInfo::ToString() const {
   switch (kind) {
     case Kind::kTensor: return StrCat("tensor(", ElemTypeName(elem), ")");

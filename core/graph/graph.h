@@ -54,6 +54,9 @@ struct TypeInfo {
   }
   // onnxruntime's spelling: "tensor(float)", "seq(tensor(float))", "map(int64,tensor(float))".
   std::string ToString() const;
+  // Every element type known, down to the innermost (shapes may be unknown):
+  // what a TypeProto needs to be valid.
+  bool IsComplete() const;
 };
 
 struct Attribute {

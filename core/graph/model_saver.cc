@@ -198,7 +198,7 @@ class Saver {
       for (const auto& o : n.outputs) {
         if (o.empty() || outputs.count(o) || g.IsInitializer(o) || !done.insert(o).second) continue;
         auto it = g.value_types.find(o);
-        if (it == g.value_types.end() || !Complete(it->second)) continue;
+        if (it == g.value_types.end() || !it->second.IsComplete()) continue;
         ONYX_RETURN_IF_ERROR(ConvertValueInfo(o, it->second, "", out->add_value_info()));
       }
     }
@@ -206,21 +206,6 @@ class Saver {
   }
 
  private:
-  static bool Complete(const TypeInfo& t) {
-    switch (t.kind) {
-      case TypeInfo::Kind::kTensor:
-      case TypeInfo::Kind::kSparseTensor:
-        return t.elem != ElemType::kUndefined;
-      case TypeInfo::Kind::kSequence:
-      case TypeInfo::Kind::kOptional:
-        return t.inner && Complete(*t.inner);
-      case TypeInfo::Kind::kMap:
-        return t.map_key != ElemType::kUndefined && t.inner && Complete(*t.inner);
-      default:
-        return false;
-    }
-  }
-
   size_t tensor_bytes_ = 0;
 };
 

@@ -43,21 +43,6 @@ std::string TypeString(const TypeInfo& t) {
   }
 }
 
-bool Complete(const TypeInfo& t) {
-  switch (t.kind) {
-    case TypeInfo::Kind::kTensor:
-    case TypeInfo::Kind::kSparseTensor:
-      return t.elem != ElemType::kUndefined;
-    case TypeInfo::Kind::kSequence:
-    case TypeInfo::Kind::kOptional:
-      return t.inner && Complete(*t.inner);
-    case TypeInfo::Kind::kMap:
-      return t.map_key != ElemType::kUndefined && t.inner && Complete(*t.inner);
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 Status CheckOpsetImports(const std::map<std::string, int>& opsets) {
@@ -98,7 +83,7 @@ Status CheckNodeInputTypes(const Node& node, const std::vector<TypeInfo>& input_
   const auto& formals = s->inputs();
   const auto& constraints = s->typeConstraintMap();
   for (size_t i = 0; i < node.inputs.size() && i < input_types.size(); ++i) {
-    if (node.inputs[i].empty() || !Complete(input_types[i])) continue;
+    if (node.inputs[i].empty() || !input_types[i].IsComplete()) continue;
     if (formals.empty()) break;
     const auto& formal = formals[std::min(i, formals.size() - 1)];
     if (i >= formals.size() && formal.GetOption() != onnx::OpSchema::Variadic) break;
@@ -170,7 +155,7 @@ Status ExpandFunctionBody(const Node& node, const std::vector<TypeInfo>& input_t
     if (name.empty() || !seen.insert(name).second) continue;
     auto* vi = g->add_input();
     vi->set_name(name);
-    if (i < input_types.size() && Complete(input_types[i]))
+    if (i < input_types.size() && input_types[i].IsComplete())
       ONYX_RETURN_IF_ERROR(proto::TypeToProto(input_types[i], vi->mutable_type()));
   }
   // A context-dependent body asks the type of every input, omitted ones ("") too.
@@ -232,7 +217,7 @@ class SchemaInferenceContext final : public onnx::InferenceContext {
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       if (!ctx.HasInput(i)) continue;
       const TypeInfo& t = ctx.Input(i);
-      if (t.kind != TypeInfo::Kind::kUnknown && Complete(t))
+      if (t.kind != TypeInfo::Kind::kUnknown && t.IsComplete())
         has_input_type_[i] = proto::TypeToProto(t, &inputs_[i]).ok();
       const shape_inference::IntData* d = ctx.Data(i);
       if (d != nullptr && d->AllKnown() && t.kind == TypeInfo::Kind::kTensor &&
