@@ -1,0 +1,86 @@
+// Tile: opset 6+ takes one repeat count per dim; opset 1 takes a scalar count
+// (input 1, tiles) for the one dim named by input 2 (axis).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "providers/cpu/common/indexing.h"
+#include "providers/kernel.h"
+
+namespace onyx {
+
+namespace {
+
+class TileKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo& info) {
+    opset_ = info.opset();
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* X = nullptr;
+    const Tensor* R = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &R));
+    const int64_t rank = static_cast<int64_t>(X->rank());
+    const Dims& in = X->dims();
+    std::vector<int64_t> reps;
+    if (opset_ < 6) {
+      const Tensor* A = nullptr;
+      ONYX_RETURN_IF_ERROR(ctx.RequiredInput(2, &A));
+      int64_t tiles = 0, axis_value = 0, axis = 0;
+      ONYX_RETURN_IF_ERROR(ReadIndexScalar(*R, "Tile", "input 1 (tiles)", &tiles));
+      ONYX_RETURN_IF_ERROR(ReadIndexScalar(*A, "Tile", "input 2 (axis)", &axis_value));
+      ONYX_RETURN_IF_ERROR(NormalizeAxis(axis_value, rank, "Tile", "input 2 (axis)", &axis));
+      reps.assign(static_cast<size_t>(rank), 1);
+      reps[axis] = tiles;
+    } else {
+      ONYX_CHECK_ARG(R->rank() == 1, "Tile: input 1 (repeats) must be 1-D, got shape ", ShapeToString(R->dims()));
+      ONYX_RETURN_IF_ERROR(ReadIndexTensor(*R, "Tile", "input 1 (repeats)", &reps));
+      ONYX_CHECK_ARG(static_cast<int64_t>(reps.size()) == rank, "Tile: input 1 (repeats) has ", reps.size(),
+                     " values but input 0 (input) shape ", ShapeToString(in), " has rank ", rank);
+    }
+    Dims out(static_cast<size_t>(rank));
+    for (int64_t d = 0; d < rank; ++d) {
+      ONYX_CHECK_ARG(reps[d] >= 0, "Tile: ", opset_ < 6 ? "input 1 (tiles)" : "input 1 (repeats)",
+                     " must be >= 0, got ", ShapeToString(reps));
+      out[d] = in[d] * reps[d];
+    }
+    Tensor* Y = ctx.Output(0, out, X->type());
+    if (Y == nullptr || Y->size() == 0) return Status::OK();
+    const Dims xs = RowMajorStrides(in);
+    return DispatchByStorage(X->type(), "Tile", [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      const T* x = X->data<T>();
+      T* y = Y->data<T>();
+      if (rank == 0) {
+        y[0] = x[0];
+        return Status::OK();
+      }
+      const int64_t inner = out[rank - 1], in_inner = in[rank - 1];
+      const int64_t rows = Y->size() / inner;
+      ThreadPool::For(ctx.threads(), rows, std::max<int64_t>(1, (1 << 14) / inner), [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+          int64_t rem = r, base = 0;
+          for (int64_t d = rank - 2; d >= 0; --d) {
+            base += (rem % out[d]) % in[d] * xs[d];
+            rem /= out[d];
+          }
+          T* yp = y + r * inner;
+          for (int64_t k = 0; k < reps[rank - 1]; ++k) std::copy(x + base, x + base + in_inner, yp + k * in_inner);
+        }
+      });
+      return Status::OK();
+    });
+  }
+
+ private:
+  int opset_ = 0;
+};
+
+}  // namespace
+
+ONYX_REGISTER_KERNEL(TileKernel, "", "Tile", 1, kMaxVersion, MovableTypes());
+
+}  // namespace onyx
