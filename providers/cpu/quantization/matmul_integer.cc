@@ -1,0 +1,129 @@
+// MatMulInteger: int32 = (A - a_zero_point) x (B - b_zero_point) for int8 or
+// uint8 A and B, with MatMul's numpy semantics (1-D operands promoted and the
+// added dim dropped again, batch dims broadcast). The zero points are scalars
+// or per-row of A ([M]) and per-column of B ([N]).
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "providers/cpu/common/broadcast.h"
+#include "providers/cpu/common/dispatch.h"
+#include "providers/kernel.h"
+
+namespace onyx {
+
+namespace {
+
+using Int8TypeSet = TypeSet<int8_t, uint8_t>;
+
+// Zero point `z` (may be null) of input `which` as one int32 per row/column
+// (`count` of them), or an error naming the input.
+Status ReadZeroPoint(const Tensor* z, const Tensor& of, int index, const char* zname, const char* oname,
+                     int64_t count, std::vector<int32_t>* out) {
+  out->assign(static_cast<size_t>(count), 0);
+  if (z == nullptr) return Status::OK();
+  ONYX_CHECK_ARG(z->type() == of.type(), "MatMulInteger: input ", index, " (", zname, ") has type ",
+                 ElemTypeName(z->type()), " but ", oname, " has type ", ElemTypeName(of.type()));
+  const bool scalar = z->size() == 1 && z->rank() <= 1;
+  ONYX_CHECK_ARG(scalar || (z->rank() == 1 && z->dims()[0] == count), "MatMulInteger: input ", index, " (", zname,
+                 ") of shape ", ShapeToString(z->dims()), " must be a scalar or a 1-D tensor of length ", count);
+  return DispatchOver(Int8TypeSet{}, z->type(), "MatMulInteger", [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* p = z->data<T>();
+    for (int64_t i = 0; i < count; ++i) (*out)[i] = static_cast<int32_t>(p[scalar ? 0 : i]);
+    return Status::OK();
+  });
+}
+
+class MatMulIntegerKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo&) { return Status::OK(); }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* A = nullptr;
+    const Tensor* B = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &A));
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &B));
+    const Dims& ad0 = A->dims();
+    const Dims& bd0 = B->dims();
+    ONYX_CHECK_ARG(!ad0.empty() && !bd0.empty(), "MatMulInteger: inputs 0 (A) ", ShapeToString(ad0), " and 1 (B) ",
+                   ShapeToString(bd0), " must have rank >= 1");
+    const bool a_vec = ad0.size() == 1, b_vec = bd0.size() == 1;
+    const Dims ad = a_vec ? Dims{1, ad0[0]} : ad0;
+    const Dims bd = b_vec ? Dims{bd0[0], 1} : bd0;
+    const int64_t M = ad[ad.size() - 2], K = ad.back(), N = bd.back();
+    ONYX_CHECK_ARG(bd[bd.size() - 2] == K, "MatMulInteger: inner dimensions of input 0 (A) ", ShapeToString(ad0),
+                   " and input 1 (B) ", ShapeToString(bd0), " differ");
+    const Dims abatch(ad.begin(), ad.end() - 2), bbatch(bd.begin(), bd.end() - 2);
+    Dims batch;
+    ONYX_RETURN_IF_ERROR(BroadcastShapes(abatch, bbatch, &batch, "MatMulInteger"));
+    Dims out_dims = batch;
+    if (!a_vec) out_dims.push_back(M);
+    if (!b_vec) out_dims.push_back(N);
+
+    std::vector<int32_t> za, zb;
+    ONYX_RETURN_IF_ERROR(ReadZeroPoint(ctx.Input(2), *A, 2, "a_zero_point", "input 0 (A)", M, &za));
+    ONYX_RETURN_IF_ERROR(ReadZeroPoint(ctx.Input(3), *B, 3, "b_zero_point", "input 1 (B)", N, &zb));
+
+    Tensor* Y = ctx.Output(0, out_dims, ElemType::kInt32);
+    if (Y == nullptr || Y->size() == 0) return Status::OK();
+    int32_t* y = Y->data<int32_t>();
+    const int64_t batches = ShapeSize(batch);
+    // Batch strides in matrices, 0 along broadcast dims.
+    const Dims sa = BroadcastStrides(abatch, batch), sb = BroadcastStrides(bbatch, batch);
+    std::vector<int64_t> a_of(static_cast<size_t>(batches)), b_of(static_cast<size_t>(batches));
+    for (int64_t bi = 0; bi < batches; ++bi) {
+      int64_t r = bi, oa = 0, ob = 0;
+      for (size_t d = batch.size(); d-- > 0;) {
+        const int64_t idx = r % batch[d];
+        r /= batch[d];
+        oa += idx * sa[d];
+        ob += idx * sb[d];
+      }
+      a_of[bi] = oa;
+      b_of[bi] = ob;
+    }
+    if (K == 0) {
+      std::fill(y, y + Y->size(), 0);
+      return Status::OK();
+    }
+    return DispatchOver(Int8TypeSet{}, A->type(), "MatMulInteger", [&](auto atag) -> Status {
+      using TA = typename decltype(atag)::type;
+      return DispatchOver(Int8TypeSet{}, B->type(), "MatMulInteger", [&](auto btag) -> Status {
+        using TB = typename decltype(btag)::type;
+        const TA* a = A->data<TA>();
+        const TB* b = B->data<TB>();
+        // B less its zero points, once per distinct B matrix.
+        const int64_t bmats = ShapeSize(bbatch);
+        std::vector<int32_t> bz(static_cast<size_t>(bmats * K * N));
+        for (int64_t m = 0; m < bmats; ++m)
+          for (int64_t k = 0; k < K; ++k)
+            for (int64_t n = 0; n < N; ++n)
+              bz[(m * K + k) * N + n] = static_cast<int32_t>(b[(m * K + k) * N + n]) - zb[n];
+        ThreadPool::For(ctx.threads(), batches * M, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, K * N)),
+                        [&](int64_t begin, int64_t end) {
+          for (int64_t row = begin; row < end; ++row) {
+            const int64_t bi = row / M, m = row % M;
+            const TA* ar = a + (a_of[bi] * M + m) * K;
+            const int32_t* bm = bz.data() + b_of[bi] * K * N;
+            int32_t* yr = y + row * N;
+            std::fill(yr, yr + N, 0);
+            for (int64_t k = 0; k < K; ++k) {
+              const int32_t av = static_cast<int32_t>(ar[k]) - za[m];
+              if (av == 0) continue;
+              const int32_t* br = bm + k * N;
+              for (int64_t n = 0; n < N; ++n) yr[n] += av * br[n];
+            }
+          }
+        });
+        return Status::OK();
+      });
+    });
+  }
+};
+
+}  // namespace
+
+ONYX_REGISTER_KERNEL(MatMulIntegerKernel, "", "MatMulInteger", 10, kMaxVersion, Int8TypeSet::ElemTypes());
+
+}  // namespace onyx
