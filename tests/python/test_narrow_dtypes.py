@@ -50,3 +50,21 @@ def test_cast_to_int4_matches_the_reference_evaluator():
     (ref,) = ReferenceEvaluator(m).run(None, {"x": x})
     assert y.dtype == np.dtype(ml_dtypes.int4)
     np.testing.assert_array_equal(y.astype(np.int8), ref.astype(np.int8))
+
+
+@pytest.mark.parametrize("dtype,onnx_type", [(np.float16, TensorProto.FLOAT16),
+                                             (ml_dtypes.bfloat16, TensorProto.BFLOAT16)], ids=["float16", "bfloat16"])
+def test_matmul_16_bit_floats_accumulate_in_float(dtype, onnx_type):
+    g = helper.make_graph([helper.make_node("MatMul", ["a", "b"], ["y"])], "g",
+                          [helper.make_tensor_value_info("a", onnx_type, [2, 3, 8]),
+                           helper.make_tensor_value_info("b", onnx_type, [8, 5])],
+                          [helper.make_tensor_value_info("y", onnx_type, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((2, 3, 8)).astype(np.float32).astype(dtype)
+    b = rng.standard_normal((8, 5)).astype(np.float32).astype(dtype)
+    (y,) = rt.InferenceSession(m.SerializeToString()).run(None, {"a": a, "b": b})
+    want = (a.astype(np.float32) @ b.astype(np.float32)).astype(dtype)
+    assert y.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(y.astype(np.float32), want.astype(np.float32))

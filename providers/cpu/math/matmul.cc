@@ -115,6 +115,36 @@ class MatMulKernel final : public OpKernel {
     Tensor* y = ctx.Output(0, p.out_dims, a->type());
     if (y == nullptr || y->size() == 0) return Status::OK();
 
+    if (a->type() == ElemType::kFloat16) return ComputeThroughFloat<Float16>(ctx, *a, *b, p, y);
+    if (a->type() == ElemType::kBFloat16) return ComputeThroughFloat<BFloat16>(ctx, *a, *b, p, y);
+    return Multiply(ctx, *a, *b, p, y);
+  }
+
+ private:
+  // 16-bit floats: widened to float, multiplied with float accumulation (as
+  // onnxruntime's CPU kernels do), rounded once on the way back.
+  template <typename H>
+  static Status ComputeThroughFloat(KernelContext& ctx, const Tensor& a, const Tensor& b, const BatchPlan& p,
+                                    Tensor* y) {
+    auto widen = [](const Tensor& t) {
+      Tensor f(ElemType::kFloat, t.dims());
+      const H* src = t.data<H>();
+      float* dst = f.data<float>();
+      for (int64_t i = 0; i < t.size(); ++i) dst[i] = static_cast<float>(src[i]);
+      return f;
+    };
+    Tensor af = widen(a), bf = widen(b);
+    Tensor yf(ElemType::kFloat, y->dims());
+    ONYX_RETURN_IF_ERROR(Multiply(ctx, af, bf, p, &yf));
+    H* out = y->data<H>();
+    const float* src = yf.data<float>();
+    for (int64_t i = 0; i < y->size(); ++i) out[i] = H(src[i]);
+    return Status::OK();
+  }
+
+  static Status Multiply(KernelContext& ctx, const Tensor& a_in, const Tensor& b_in, const BatchPlan& p, Tensor* y) {
+    const Tensor* a = &a_in;
+    const Tensor* b = &b_in;
     return DispatchNumeric(a->type(), "MatMul", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       const T* av = a->data<T>();
@@ -148,6 +178,6 @@ class MatMulKernel final : public OpKernel {
 
 ONYX_REGISTER_KERNEL(MatMulKernel, "", "MatMul", 1, kMaxVersion,
                      {ElemType::kFloat, ElemType::kDouble, ElemType::kInt32, ElemType::kInt64, ElemType::kUint32,
-                      ElemType::kUint64});
+                      ElemType::kUint64, ElemType::kFloat16, ElemType::kBFloat16});
 
 }  // namespace onyx
