@@ -237,19 +237,18 @@ Status DequantizeLinear(InferContext& ctx) {
 }  // namespace
 
 void RegisterElementwiseRules(RuleMap& m) {
-  for (const char* op : {"Relu", "Erf", "Tanh", "Sqrt", "Sigmoid", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Floor",
-                         "Ceil", "Clip", "Softmax", "LogSoftmax", "Hardmax", "LeakyRelu", "Elu", "Selu", "Celu", "Gelu",
-                         "HardSigmoid", "HardSwish", "Softplus", "Softsign", "Mish", "ThresholdedRelu", "Shrink",
-                         "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Sign",
-                         "Round", "CumSum", "Trilu", "InstanceNormalization", "GroupNormalization", "LRN",
-                         "LpNormalization", "MeanVarianceNormalization", "BitwiseNot", "ReverseSequence",
-                         "com.microsoft:Gelu", "com.microsoft:FastGelu", "com.microsoft:QuickGelu",
+  // Default-domain operators whose output is shaped like input 0 (Relu,
+  // Softmax, Trilu, ...) take ONNX's own schema inference; only operators
+  // ONNX's library has no schema for keep a rule here.
+  for (const char* op : {"com.microsoft:Gelu", "com.microsoft:FastGelu", "com.microsoft:QuickGelu",
                          "com.microsoft:BiasGelu"})
     m[op] = SameAsInput0;
   for (const char* op : {"Identity", "Dropout"}) m[op] = PassThrough;
   m["Dropout"] = Dropout;
+  // (PRelu is left to ONNX's rule: before opset 7 its slope broadcast per
+  // channel, not numpy-style.)
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Mod", "Max", "Min", "Sum", "Mean", "BitwiseAnd", "BitwiseOr",
-                         "BitwiseXor", "PRelu"})
+                         "BitwiseXor"})
     m[op] = [](InferContext& c) { return Broadcast(c, false, true); };
   m["Pow"] = [](InferContext& c) { return Broadcast(c, false, false); };
   m["BitShift"] = [](InferContext& c) { return Broadcast(c, false, true); };
