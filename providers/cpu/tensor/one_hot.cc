@@ -3,6 +3,7 @@
 // indices outside the range give an all-off row.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -15,9 +16,13 @@ namespace onyx {
 
 namespace {
 
-// Reads any real-typed tensor as int64 values (floats truncate toward zero;
-// non-finite ones become -1, which OneHot treats as out of range).
-Status ReadAsInt64(const Tensor& t, const char* input, bool finite_only, std::vector<int64_t>* out) {
+// Matches no position, even after negative indices are wrapped.
+constexpr int64_t kNoIndex = std::numeric_limits<int64_t>::min();
+
+// Reads any real-typed tensor as int64 values. An index that is not a whole
+// number becomes kNoIndex, which OneHot treats as out of range; a depth is cast
+// (truncated), as the spec says, and must be finite.
+Status ReadAsInt64(const Tensor& t, const char* input, bool is_depth, std::vector<int64_t>* out) {
   out->resize(static_cast<size_t>(t.size()));
   return DispatchNumericOrHalf(t.type(), "OneHot", [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
@@ -26,8 +31,10 @@ Status ReadAsInt64(const Tensor& t, const char* input, bool finite_only, std::ve
     for (int64_t i = 0; i < t.size(); ++i) {
       const C v = static_cast<C>(p[i]);
       if constexpr (std::is_floating_point_v<C>) {
-        ONYX_CHECK_ARG(std::isfinite(v) || !finite_only, "OneHot: ", input, " must be finite");
-        (*out)[i] = std::isfinite(v) && std::fabs(v) < 9.2e18 ? static_cast<int64_t>(v) : -1;
+        // A non-integral index equals no position (onnxruntime and the reference agree).
+        const bool finite = std::isfinite(v) && std::fabs(v) < 9.2e18;
+        ONYX_CHECK_ARG(finite || !is_depth, "OneHot: ", input, " must be finite, got ", v);
+        (*out)[i] = finite && (is_depth || std::trunc(v) == v) ? static_cast<int64_t>(v) : kNoIndex;
       } else {
         ONYX_CHECK_ARG(!std::is_unsigned_v<C> || static_cast<uint64_t>(v) <= static_cast<uint64_t>(INT64_MAX),
                        "OneHot: ", input, " value is out of the int64 range");
