@@ -338,6 +338,16 @@ def test_tile_strings_bool_and_1d():
 def test_tile_bad_inputs():
     _fails("Tile", {"x": F32[0], "r": np.array([2, -1], np.int64)}, opset=13, match=">= 0")
     _fails("Tile", {"x": F32[0], "r": np.array([2], np.int64)}, opset=13, match="rank")
+    if not SELF_CHECK:  # sizes that overflow int64 are refused before any allocation
+        _fails("Tile", {"x": F32[0], "r": np.array([2**62, 2**62], np.int64)}, opset=13, match="overflow")
+
+
+def test_huge_outputs_are_refused():
+    if SELF_CHECK:
+        pytest.skip("onnxruntime words these differently")
+    _fails("Pad", {"x": F32[0], "p": np.array([0, 2**62, 0, 0], np.int64)}, opset=13, match="too large")
+    _fails("OneHot", {"i": np.zeros((4,), np.int64), "d": np.array(2**62, np.int64),
+                      "v": np.array([0, 1], np.float32)}, opset=11, match="too large")
 
 
 # ---------------------------------------------------------------- Trilu

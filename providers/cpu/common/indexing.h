@@ -4,6 +4,7 @@
 // elements and never compute with them.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -91,6 +92,23 @@ inline Dims RowMajorStrides(const Dims& dims) {
     acc *= dims[k];
   }
   return s;
+}
+
+// False when the element count of `dims` (all >= 0) overflows int64: an
+// output shape built from user values (repeats, pads, depth) is checked with
+// this before it is allocated.
+inline bool ShapeFits(const Dims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return false;
+    if (d != 0 && n > INT64_MAX / d) {
+      for (int64_t e : dims)
+        if (e == 0) return true;
+      return false;
+    }
+    n *= d;
+  }
+  return true;
 }
 
 // Product of dims[begin, end).

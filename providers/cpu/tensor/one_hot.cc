@@ -75,6 +75,8 @@ class OneHotKernel final : public OpKernel {
     Dims out(I->dims().begin(), I->dims().begin() + axis);
     out.push_back(depth);
     out.insert(out.end(), I->dims().begin() + axis, I->dims().end());
+    ONYX_CHECK_ARG(ShapeFits(out), "OneHot: input 1 (depth) ", depth, " makes the output shape ", ShapeToString(out),
+                   " too large");
     const bool wrap = opset_ >= 11;
     for (auto& v : idx) {
       if (wrap && v < 0 && v >= -depth) v += depth;

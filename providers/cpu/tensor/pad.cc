@@ -3,6 +3,7 @@
 // Negative pads crop. Each output dim gets a table mapping its coordinates to
 // input coordinates (or "constant"), so every mode is the same copy loop.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -90,13 +91,20 @@ class PadKernel final : public OpKernel {
       end[a] = pads[na + i];
     }
     Dims out(static_cast<size_t>(rank));
+    for (int64_t d = 0; d < rank; ++d) {
+      ONYX_CHECK_ARG(std::abs(begin[d]) <= (int64_t{1} << 40) && std::abs(end[d]) <= (int64_t{1} << 40), "Pad: pads ",
+                     begin[d], " and ", end[d], " for axis ", d, " are too large");
+      out[d] = in[d] + begin[d] + end[d];
+      ONYX_CHECK_ARG(out[d] >= 0, "Pad: pads ", begin[d], " and ", end[d], " crop more than axis ", d,
+                     " of input 0 (data) shape ", ShapeToString(in), " holds");
+    }
+    ONYX_CHECK_ARG(ShapeFits(out), "Pad: output shape ", ShapeToString(out), " is too large");
+    Tensor* Y = ctx.Output(0, out, X->type());
+    if (Y == nullptr || Y->size() == 0) return Status::OK();
     // maps[d][o]: input coordinate read by output coordinate o of dim d, -1 = constant.
     std::vector<std::vector<int64_t>> maps(static_cast<size_t>(rank));
     for (int64_t d = 0; d < rank; ++d) {
       const int64_t n = in[d];
-      out[d] = n + begin[d] + end[d];
-      ONYX_CHECK_ARG(out[d] >= 0, "Pad: pads ", begin[d], " and ", end[d], " crop more than axis ", d,
-                     " of input 0 (data) shape ", ShapeToString(in), " holds");
       const int64_t lo = std::max<int64_t>(0, -begin[d]);
       const int64_t hi = n - std::max<int64_t>(0, -end[d]);
       const int64_t m = hi - lo;
@@ -151,8 +159,6 @@ class PadKernel final : public OpKernel {
                                           }));
       }
     }
-    Tensor* Y = ctx.Output(0, out, X->type());
-    if (Y == nullptr || Y->size() == 0) return Status::OK();
     const Dims xs = RowMajorStrides(in);
     return DispatchByStorage(X->type(), "Pad", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;

@@ -1,6 +1,7 @@
 // Tile: opset 6+ takes one repeat count per dim; opset 1 takes a scalar count
 // (input 1, tiles) for the one dim named by input 2 (axis).
 #include <algorithm>
+#include <climits>
 #include <string>
 #include <vector>
 
@@ -45,8 +46,11 @@ class TileKernel final : public OpKernel {
     for (int64_t d = 0; d < rank; ++d) {
       ONYX_CHECK_ARG(reps[d] >= 0, "Tile: ", opset_ < 6 ? "input 1 (tiles)" : "input 1 (repeats)",
                      " must be >= 0, got ", ShapeToString(reps));
+      ONYX_CHECK_ARG(in[d] == 0 || reps[d] <= INT64_MAX / in[d], "Tile: input 1 (repeats) ", ShapeToString(reps),
+                     " overflows the size of input 0 (input) shape ", ShapeToString(in));
       out[d] = in[d] * reps[d];
     }
+    ONYX_CHECK_ARG(ShapeFits(out), "Tile: output shape ", ShapeToString(out), " is too large");
     Tensor* Y = ctx.Output(0, out, X->type());
     if (Y == nullptr || Y->size() == 0) return Status::OK();
     const Dims xs = RowMajorStrides(in);
