@@ -287,6 +287,9 @@ def test_pad_axes_and_negative_pads():
            inits={"p": np.array([1, 2, 0, 1], np.int64), "c": np.array(7, np.int32), "a": np.array([-1, 0], np.int64)})
     _check("Pad", {"x": x}, {"mode": "edge"}, opset=18,
            inits={"p": np.array([1, 0, 2, 0, 1, 1], np.int64)})
+    # axes with constant_value omitted ('' input)
+    _check("Pad", {"x": x}, {"mode": "reflect"}, opset=18, in_names=["x", "p", "", "a"],
+           inits={"p": np.array([2, 1, 1, 0], np.int64), "a": np.array([2, 1], np.int64)})
     # Negative pads crop; the reference (numpy.pad) refuses them, so compare with onnxruntime only.
     m = _model("Pad", {"x": x}, {"mode": "constant"}, opset=13, inits={"p": np.array([0, -1, 1, 0, 0, -2], np.int64)},
                out_types=[TensorProto.INT32])
@@ -486,6 +489,10 @@ def test_topk_bad_k():
 ])
 def test_non_zero(x):
     _check("NonZero", {"x": x}, opset=13)
+
+
+def test_non_zero_strings():
+    _check("NonZero", {"x": np.array([["", "a"], ["b", ""]], object)}, opset=13, with_ort=False)
 
 
 # ---------------------------------------------------------------- ReverseSequence

@@ -1,7 +1,9 @@
 // NonZero (opset 9+): the coordinates of the non-zero elements, one row per
 // dim, in row-major order ([rank, count], int64). A scalar gives [0, count].
+// A string is non-zero when it is not empty.
 #include <algorithm>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "providers/cpu/common/broadcast.h"
@@ -12,7 +14,7 @@ namespace onyx {
 
 namespace {
 
-using NonZeroTypeSet = JoinTypeSets<NumericOrHalfTypeSet, TypeSet<bool>>::type;
+using NonZeroTypeSet = JoinTypeSets<NumericOrHalfTypeSet, TypeSet<bool, std::string>>::type;
 
 class NonZeroKernel final : public OpKernel {
  public:
@@ -24,10 +26,15 @@ class NonZeroKernel final : public OpKernel {
     std::vector<int64_t> pos;
     ONYX_RETURN_IF_ERROR(DispatchOver(NonZeroTypeSet{}, X->type(), "NonZero", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
-      using C = typename CalcType<T>::type;
       const T* x = X->data<T>();
-      for (int64_t i = 0; i < X->size(); ++i)
-        if (static_cast<C>(x[i]) != static_cast<C>(0)) pos.push_back(i);
+      if constexpr (std::is_same_v<T, std::string>) {
+        for (int64_t i = 0; i < X->size(); ++i)
+          if (!x[i].empty()) pos.push_back(i);  // numpy's truth value of a string
+      } else {
+        using C = typename CalcType<T>::type;
+        for (int64_t i = 0; i < X->size(); ++i)
+          if (static_cast<C>(x[i]) != static_cast<C>(0)) pos.push_back(i);
+      }
       return Status::OK();
     }));
     const int64_t rank = static_cast<int64_t>(X->rank());
