@@ -1,5 +1,5 @@
 // LpNormalization: x divided by its L1 or L2 norm along one axis (default -1).
-// A zero norm divides as IEEE does (0/0 = NaN), like onnx's reference.
+// A zero norm gives zeros, as in onnx's reference and onnxruntime.
 #include <cmath>
 #include <cstdint>
 
@@ -49,7 +49,8 @@ class LpNormKernel final : public OpKernel {
             acc += l1 ? std::fabs(v) : v * v;
           }
           const C norm = l1 ? acc : std::sqrt(acc);
-          for (int64_t k = 0; k < len; ++k) y[base + k * inner] = static_cast<T>(static_cast<C>(x[base + k * inner]) / norm);
+          for (int64_t k = 0; k < len; ++k)
+            y[base + k * inner] = static_cast<T>(norm == C(0) ? C(0) : static_cast<C>(x[base + k * inner]) / norm);
         }
       });
       return Status::OK();
