@@ -333,6 +333,12 @@ def test_tile(reps):
     _check("Tile", {"x": I64}, opset=6, inits={"r": np.array(reps, np.int64)})
 
 
+def test_tile_rank4_block_copies():
+    x = RNG.standard_normal((2, 3, 1, 4)).astype(np.float32)
+    for reps in ([1, 2, 3, 1], [2, 1, 1, 3], [3, 2, 2, 2], [1, 1, 5, 1]):
+        _check("Tile", {"x": x}, opset=13, inits={"r": np.array(reps, np.int64)})
+
+
 def test_tile_strings_bool_and_1d():
     _check("Tile", {"x": STR}, opset=13, inits={"r": np.array([2, 2], np.int64)}, with_ort=False)
     _check("Tile", {"x": np.array([True, False])}, opset=13, inits={"r": np.array([3], np.int64)})

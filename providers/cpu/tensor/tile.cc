@@ -62,19 +62,43 @@ class TileKernel final : public OpKernel {
         y[0] = x[0];
         return Status::OK();
       }
-      const int64_t inner = out[rank - 1], in_inner = in[rank - 1];
-      const int64_t rows = Y->size() / inner;
-      ThreadPool::For(ctx.threads(), rows, std::max<int64_t>(1, (1 << 14) / inner), [&](int64_t b, int64_t e) {
-        for (int64_t r = b; r < e; ++r) {
-          int64_t rem = r, base = 0;
-          for (int64_t d = rank - 2; d >= 0; --d) {
-            base += (rem % out[d]) % in[d] * xs[d];
-            rem /= out[d];
-          }
-          T* yp = y + r * inner;
-          for (int64_t k = 0; k < reps[rank - 1]; ++k) std::copy(x + base, x + base + in_inner, yp + k * in_inner);
-        }
-      });
+      // First the input's rows, each repeated along the last dim, at the
+      // output coordinates of the input; then, from the innermost dim out,
+      // each filled block is copied reps[d] - 1 times after itself: large
+      // contiguous copies instead of element-wise index arithmetic.
+      const Dims os = RowMajorStrides(out);
+      const int64_t in_inner = in[rank - 1];
+      const int64_t in_rows = X->size() / in_inner;
+      ThreadPool::For(ctx.threads(), in_rows, std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, out[rank - 1])),
+                      [&](int64_t b, int64_t e) {
+                        for (int64_t r = b; r < e; ++r) {
+                          int64_t rem = r, off = 0;
+                          for (int64_t d = rank - 2; d >= 0; --d) {
+                            off += (rem % in[d]) * os[d];
+                            rem /= in[d];
+                          }
+                          const T* src = x + r * in_inner;
+                          for (int64_t k = 0; k < reps[rank - 1]; ++k)
+                            std::copy(src, src + in_inner, y + off + k * in_inner);
+                        }
+                      });
+      for (int64_t d = rank - 2; d >= 0; --d) {
+        if (reps[d] == 1) continue;
+        const int64_t block = in[d] * os[d];
+        const int64_t blocks = DimProduct(in, 0, d);  // filled blocks so far: one per input coordinate before d
+        ThreadPool::For(ctx.threads(), blocks, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, block * reps[d])),
+                        [&](int64_t b, int64_t e) {
+                          for (int64_t q = b; q < e; ++q) {
+                            int64_t rem = q, off = 0;
+                            for (int64_t k = d - 1; k >= 0; --k) {
+                              off += (rem % in[k]) * os[k];
+                              rem /= in[k];
+                            }
+                            T* base = y + off;
+                            for (int64_t t = 1; t < reps[d]; ++t) std::copy(base, base + block, base + t * block);
+                          }
+                        });
+      }
       return Status::OK();
     });
   }
