@@ -21,7 +21,8 @@ NP2ONNX = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE, np.flo
 
 def _vi(name, arr_or_dtype, shape=None):
     if isinstance(arr_or_dtype, np.ndarray):
-        return helper.make_tensor_value_info(name, NP2ONNX[arr_or_dtype.dtype.type], list(arr_or_dtype.shape))
+        return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(arr_or_dtype.dtype),
+                                             list(arr_or_dtype.shape))
     return helper.make_tensor_value_info(name, NP2ONNX[arr_or_dtype], shape)
 
 
@@ -360,3 +361,108 @@ def test_recurrent_bad_inputs_name_the_node(op):
     feeds["sequence_lens"] = np.array([2, 9], np.int32)
     node = helper.make_node(op, names, RNN_OUTS[op][:2], name="rec_len", hidden_size=4)
     _bad(_model(node, feeds, n_out=2), feeds, "rec_len", "sequence_lens")
+
+
+# ------------------------------------------------ GridSample, RoiAlign, ...
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [0, 1])
+def test_grid_sample_opset16(mode, padding_mode, align_corners):
+    x = _x(2, 3, 5, 6)
+    grid = (RNG.uniform(-1.4, 1.4, size=(2, 4, 7, 2))).astype(np.float32)
+    node = helper.make_node("GridSample", ["X", "grid"], ["Y"], name="gs", mode=mode, padding_mode=padding_mode,
+                            align_corners=align_corners)
+    feeds = {"X": x, "grid": grid}
+    if mode == "bicubic" and padding_mode == "border":
+        # onnxruntime's bicubic border sampling differs from the spec's reference
+        # near the edges; the opset-20 reference (mode cubic) is the oracle.
+        ours = _ours(_model(node, feeds, opset=16), feeds)[0]
+        n20 = helper.make_node("GridSample", ["X", "grid"], ["Y"], mode="cubic", padding_mode=padding_mode,
+                               align_corners=align_corners)
+        np.testing.assert_allclose(ours, _ref(_model(n20, feeds, opset=20), feeds)[0], rtol=1e-4, atol=1e-5)
+        return
+    _check(_model(node, feeds, opset=16), feeds, ref=False, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["linear", "nearest", "cubic"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_opset20_2d_and_3d(mode, padding_mode):
+    x = _x(1, 2, 4, 5)
+    grid = (RNG.uniform(-1.3, 1.3, size=(1, 3, 4, 2))).astype(np.float32)
+    node = helper.make_node("GridSample", ["X", "grid"], ["Y"], name="gs", mode=mode, padding_mode=padding_mode)
+    feeds = {"X": x, "grid": grid}
+    # onnxruntime's cubic border sampling differs from the reference near the edges.
+    _check(_model(node, feeds, opset=20), feeds, ortc=not (mode == "cubic" and padding_mode == "border"),
+           rtol=1e-4, atol=1e-5)
+    if mode != "cubic":
+        x3 = _x(1, 2, 3, 4, 5)
+        g3 = (RNG.uniform(-1.2, 1.2, size=(1, 2, 3, 2, 3))).astype(np.float32)
+        feeds = {"X": x3, "grid": g3}
+        _check(_model(node, feeds, opset=20), feeds, ortc=False, rtol=1e-4, atol=1e-5)
+
+
+def test_grid_sample_bad_grid_names_the_node():
+    x = _x(1, 1, 3, 3)
+    grid = _x(2, 2, 2, 2)
+    node = helper.make_node("GridSample", ["X", "grid"], ["Y"], name="gs_bad")
+    _bad(_model(node, {"X": x, "grid": grid}, opset=20), {"X": x, "grid": grid}, "gs_bad", "'grid'")
+
+
+@pytest.mark.parametrize("mode", ["avg", "max"])
+@pytest.mark.parametrize("ctm,opset", [("half_pixel", 16), ("output_half_pixel", 16), (None, 10)])
+@pytest.mark.parametrize("sampling_ratio", [0, 2])
+def test_roi_align(mode, ctm, opset, sampling_ratio):
+    x = _x(2, 3, 10, 12)
+    rois = np.array([[0, 0, 9, 9], [1.5, 2.2, 7.3, 6.1], [3, 3, 4, 4], [-2, 1, 13, 11]], np.float32)
+    bi = np.array([0, 1, 1, 0], np.int64)
+    attrs = dict(mode=mode, output_height=3, output_width=4, sampling_ratio=sampling_ratio, spatial_scale=0.9)
+    if ctm is not None:
+        attrs["coordinate_transformation_mode"] = ctm
+    node = helper.make_node("RoiAlign", ["X", "rois", "batch_indices"], ["Y"], name="ra", **attrs)
+    feeds = {"X": x, "rois": rois, "batch_indices": bi}
+    # onnxruntime's max mode differs from the spec's reference; use the reference there.
+    _check(_model(node, feeds, opset=opset, out_dtype=np.float32), feeds, ortc=mode == "avg", ref=opset >= 16,
+           rtol=1e-4, atol=1e-5)
+
+
+def test_roi_align_bad_batch_index_names_the_node():
+    x = _x(1, 1, 4, 4)
+    feeds = {"X": x, "rois": np.array([[0, 0, 2, 2]], np.float32), "batch_indices": np.array([3], np.int64)}
+    node = helper.make_node("RoiAlign", ["X", "rois", "batch_indices"], ["Y"], name="ra_bad")
+    _bad(_model(node, feeds, opset=16, out_dtype=np.float32), feeds, "ra_bad", "batch_indices")
+
+
+def test_max_unpool_roundtrip_with_max_pool():
+    x = _x(1, 2, 6, 6)
+    pool = helper.make_node("MaxPool", ["X"], ["P", "I"], kernel_shape=[2, 2], strides=[2, 2])
+    g = helper.make_graph([pool], "g", [_vi("X", x)], [_vi("P", np.float32, None), _vi("I", np.int64, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    p, i = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"X": x})
+    node = helper.make_node("MaxUnpool", ["P", "I"], ["Y"], name="mu", kernel_shape=[2, 2], strides=[2, 2])
+    feeds = {"P": p, "I": i}
+    _check(_model(node, feeds, opset=11, out_dtype=np.float32), feeds)
+
+
+def test_max_unpool_bad_index_names_the_node():
+    feeds = {"P": _x(1, 1, 2, 2), "I": np.array([[[[0, 1, 2, 99]]]], np.int64).reshape(1, 1, 2, 2)}
+    node = helper.make_node("MaxUnpool", ["P", "I"], ["Y"], name="mu_bad", kernel_shape=[2, 2], strides=[2, 2])
+    _bad(_model(node, feeds, opset=11, out_dtype=np.float32), feeds, "mu_bad", "'I'")
+
+
+@pytest.mark.parametrize("attrs", [{}, dict(strides=[2, 1], pads=[1, 0, 1, 1], dilations=[1, 2])])
+def test_col2im(attrs):
+    image = np.array([5, 6], np.int64)
+    block = np.array([2, 3], np.int64)
+    s = attrs.get("strides", [1, 1])
+    p = attrs.get("pads", [0, 0, 0, 0])
+    d = attrs.get("dilations", [1, 1])
+    nb = [(image[j] + p[j] + p[j + 2] - d[j] * (block[j] - 1) - 1) // s[j] + 1 for j in range(2)]
+    x = _x(2, 3 * 6, int(np.prod(nb)))
+    node = helper.make_node("Col2Im", ["input", "image_shape", "block_shape"], ["Y"], name="c2i", **attrs)
+    feeds = {"input": x, "image_shape": image, "block_shape": block}
+    _check(_model(node, feeds, opset=18, out_dtype=np.float32), feeds, ortc=False)
+    bad = {"input": _x(2, 18, 7), "image_shape": image, "block_shape": block}
+    _bad(_model(node, bad, opset=18, out_dtype=np.float32), bad, "c2i", "blocks")
