@@ -576,7 +576,8 @@ def test_lp_normalization(p, axis):
 def test_lp_normalization_zero_norm_gives_zero():
     m = _model(helper.make_node("LpNormalization", ["x"], ["y"], p=2, axis=1),
                [_vi("x", TensorProto.FLOAT, [2, 3])], [_vi("y", TensorProto.FLOAT, [2, 3])], 1)
-    y = _check(m, {"x": np.array([[3, 0, 4], [0, 0, 0]], np.float32)})[0]
+    with np.errstate(invalid="ignore"):  # the reference divides before it masks
+        y = _check(m, {"x": np.array([[3, 0, 4], [0, 0, 0]], np.float32)})[0]
     np.testing.assert_allclose(y, [[0.6, 0, 0.8], [0, 0, 0]])
 
 
@@ -591,3 +592,50 @@ def test_lrn(size):
     c1, c2 = (size - 1) // 2, -(-(size - 1) // 2)
     sq = np.stack([np.sum(x[:, max(0, c - c1):min(5, c + c2 + 1)] ** 2, axis=1) for c in range(5)], axis=1)
     np.testing.assert_allclose(ours, x / (2.0 + 0.01 / size * sq) ** 0.6, rtol=1e-5)
+
+
+# --------------------------------------------------------------------------
+# LpPool, GlobalLpPool
+
+@pytest.mark.parametrize("attrs", [
+    {"kernel_shape": [2, 2]},
+    {"kernel_shape": [3, 2], "strides": [2, 1], "p": 3},
+    {"kernel_shape": [2, 2], "auto_pad": "SAME_UPPER", "p": 1},
+    {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]},
+    {"kernel_shape": [2, 2], "dilations": [2, 1]},
+    {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1},
+])
+def test_lp_pool(attrs):
+    x = RNG.standard_normal((2, 3, 5, 6)).astype(np.float32)
+    m = _model(helper.make_node("LpPool", ["x"], ["y"], **attrs), [_vi("x", TensorProto.FLOAT, [2, 3, 5, 6])],
+               [_vi("y", TensorProto.FLOAT, None)], 18)
+    # onnx's reference scales padded windows by kernel size / taps inside.
+    _check(m, {"x": x}, use_ref="pads" not in attrs and "auto_pad" not in attrs and "ceil_mode" not in attrs,
+           rtol=1e-5, atol=1e-6)
+
+
+def test_lp_pool_opset1_float_p_and_1d():
+    x = RNG.standard_normal((1, 2, 7)).astype(np.float32)
+    m = _model(helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[3], p=2.0), [_vi("x", TensorProto.FLOAT, [1, 2, 7])],
+               [_vi("y", TensorProto.FLOAT, None)], 1)
+    y = _ours(m, {"x": x})[0]
+    expect = np.sqrt(np.stack([np.sum(x[..., i:i + 3] ** 2, axis=-1) for i in range(5)], axis=-1))
+    np.testing.assert_allclose(y, expect, rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (1, 2, 6), (2, 3, 2, 2, 2)])
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_global_lp_pool(shape, p):
+    x = RNG.standard_normal(shape).astype(np.float32)
+    m = _model(helper.make_node("GlobalLpPool", ["x"], ["y"], p=p), [_vi("x", TensorProto.FLOAT, list(shape))],
+               [_vi("y", TensorProto.FLOAT, None)], 2)
+    # onnx's reference has no GlobalLpPool: onnxruntime and the formula check it.
+    y = _check(m, {"x": x}, use_ref=False, rtol=1e-5)[0]
+    expect = np.sum(np.abs(x.reshape(shape[0], shape[1], -1).astype(np.float64)) ** p, axis=-1) ** (1.0 / p)
+    np.testing.assert_allclose(y.reshape(shape[0], shape[1]), expect, rtol=1e-5)
+
+
+def test_lp_pool_rank_mismatch_names_node_and_input():
+    m = _model(helper.make_node("LpPool", ["x"], ["y"], name="lpp", kernel_shape=[2, 2]),
+               [_vi("x", TensorProto.FLOAT, None)], [_vi("y", TensorProto.FLOAT, None)], 18)
+    _fails_at_run(m, {"x": np.zeros((1, 2, 5), np.float32)}, "lpp", "input 0")
