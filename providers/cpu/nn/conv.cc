@@ -387,7 +387,39 @@ class ConvKernel final : public OpKernel {
                      " must have the type of X and the shape of the output ", ShapeToString(yd));
     Tensor* y = ctx.Output(0, yd, x->type());
     if (y == nullptr || y->size() == 0) return Status::OK();
+    if (x->type() == ElemType::kFloat16) return ComputeThroughFloat<Float16>(ctx, *x, *w, bias, z, g, y);
+    if (x->type() == ElemType::kBFloat16) return ComputeThroughFloat<BFloat16>(ctx, *x, *w, bias, z, g, y);
+    return ComputeTyped(ctx, *x, *w, bias, z, g, y);
+  }
 
+ private:
+  // 16-bit floats: widened to float, convolved with float accumulation,
+  // rounded once on the way out.
+  template <typename H>
+  Status ComputeThroughFloat(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* bias,
+                             const Tensor* z, const ConvGeom& g, Tensor* y) const {
+    auto widen = [](const Tensor& t) {
+      Tensor f(ElemType::kFloat, t.dims());
+      const H* src = t.data<H>();
+      float* dst = f.data<float>();
+      for (int64_t i = 0; i < t.size(); ++i) dst[i] = static_cast<float>(src[i]);
+      return f;
+    };
+    Tensor xf = widen(x), wf = widen(w);
+    Tensor bf = bias ? widen(*bias) : Tensor();
+    Tensor zf = z ? widen(*z) : Tensor();
+    Tensor yf(ElemType::kFloat, y->dims());
+    ONYX_RETURN_IF_ERROR(ComputeTyped(ctx, xf, wf, bias ? &bf : nullptr, z ? &zf : nullptr, g, &yf));
+    H* out = y->data<H>();
+    const float* src = yf.data<float>();
+    for (int64_t i = 0; i < y->size(); ++i) out[i] = H(src[i]);
+    return Status::OK();
+  }
+
+  Status ComputeTyped(KernelContext& ctx, const Tensor& x_in, const Tensor& w_in, const Tensor* bias,
+                      const Tensor* z, const ConvGeom& g, Tensor* y) const {
+    const Tensor* x = &x_in;
+    const Tensor* w = &w_in;
     return DispatchFloat(x->type(), "Conv", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       if (z == nullptr) return Run<T>(ctx, *x, *w, bias, g, act_, y);
@@ -404,7 +436,6 @@ class ConvKernel final : public OpKernel {
     });
   }
 
- private:
   Status Resolve(const Dims& xd, const Dims& wd, ConvGeom* g) const {
     const size_t nd = xd.size() - 2;
     auto sized = [&](const std::vector<int64_t>& v, size_t n, int64_t dflt, const char* name,
@@ -572,7 +603,7 @@ class ConvKernel final : public OpKernel {
 
 }  // namespace
 
-ONYX_REGISTER_KERNEL(ConvKernel, "", "Conv", 1, kMaxVersion, FloatTypes());
+ONYX_REGISTER_KERNEL(ConvKernel, "", "Conv", 1, kMaxVersion, FloatOrHalfTypes());
 ONYX_REGISTER_KERNEL(ConvKernel, "com.microsoft", "FusedConv", 1, kMaxVersion, FloatTypes());
 
 }  // namespace onyx
