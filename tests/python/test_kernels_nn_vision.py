@@ -467,27 +467,3 @@ def test_col2im(attrs):
     bad = {"input": _x(2, 18, 7), "image_shape": image, "block_shape": block}
     _bad(_model(node, bad, opset=18, out_dtype=np.float32), bad, "c2i", "blocks")
 
-
-@pytest.mark.parametrize("attrs", [
-    dict(kernel_shape=[3, 3]),
-    dict(kernel_shape=[2, 3], strides=[2, 1], pads=[1, 0, 0, 1], p=3),
-    dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER", p=1),
-    dict(kernel_shape=[3, 2], strides=[2, 2], auto_pad="SAME_LOWER"),
-    dict(kernel_shape=[2, 2], strides=[2, 2], dilations=[2, 1], ceil_mode=1),
-])
-def test_lp_pool(attrs):
-    x = _x(2, 3, 7, 8)
-    node = helper.make_node("LpPool", ["X"], ["Y"], name="lp", **attrs)
-    # onnxruntime lacks dilations and ceil_mode for LpPool; the reference is the oracle there.
-    ortc = "dilations" not in attrs and "ceil_mode" not in attrs
-    _check(_model(node, {"X": x}, opset=18), {"X": x}, ortc=ortc, ref=True)
-
-
-@pytest.mark.parametrize("p", [1, 2, 3])
-def test_global_lp_pool(p):
-    x = _x(2, 3, 4, 5)
-    node = helper.make_node("GlobalLpPool", ["X"], ["Y"], name="glp", p=p)
-    ours = _check(_model(node, {"X": x}, opset=18), {"X": x}, ref=False)  # no reference GlobalLpPool
-    want = (np.abs(x.astype(np.float64)) ** p).sum(axis=(2, 3), keepdims=True) ** (1.0 / p)
-    np.testing.assert_allclose(ours[0], want, rtol=1e-5)
-    _bad(_model(node, {"X": _x(3, 4)}), {"X": _x(3, 4)}, "glp", "'X'")

@@ -1,114 +1,68 @@
-// LpPool (opsets 1, 2 (p becomes an int), 11 (pads/auto_pad), 18+ (ceil_mode,
-// dilations)) and GlobalLpPool (1, 2+): y = (sum over the window of |x|^p)^(1/p);
-// padded positions add nothing. Windows follow MaxPool's geometry.
+// LpPool and GlobalLpPool: y = (sum of |x|^p over the window) ^ (1/p) on
+// X [N, C, D1, ...], any number of spatial dims. Padding contributes nothing.
+// LpPool reads kernel_shape, strides, pads, auto_pad, dilations and ceil_mode
+// (the last two from opset 18); p is a float attribute in opset 1 and an int
+// from opset 2.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
 #include "providers/kernel.h"
 
 namespace onyx {
 namespace {
 
-class LpPoolKernel final : public OpKernel {
+double ReadP(const KernelInfo& info) {
+  const Attribute* a = info.Attr("p");
+  if (a == nullptr) return 2.0;
+  return a->type == Attribute::Type::kFloat ? static_cast<double>(a->f) : static_cast<double>(a->i);
+}
+
+template <typename T>
+double PowAbs(T v, double p) {
+  const double a = std::fabs(static_cast<double>(static_cast<typename CalcType<T>::type>(v)));
+  return p == 2.0 ? a * a : (p == 1.0 ? a : std::pow(a, p));
+}
+
+double Root(double s, double p) { return p == 2.0 ? std::sqrt(s) : (p == 1.0 ? s : std::pow(s, 1.0 / p)); }
+
+class GlobalLpPoolKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo& info) {
-    const std::string who = info.node().Describe();
-    global_ = info.node().op_type == "GlobalLpPool";
-    const Attribute* pa = info.Attr("p");
-    p_ = 2.0;
-    if (pa != nullptr) p_ = pa->type == Attribute::Type::kFloat ? static_cast<double>(pa->f) : static_cast<double>(pa->i);
-    ONYX_CHECK(p_ > 0, ErrorCode::kInvalidGraph, who, ": attribute p must be positive, got ", p_);
-    if (global_) return Status::OK();
-    kernel_ = info.AttrInts("kernel_shape");
-    ONYX_CHECK(!kernel_.empty(), ErrorCode::kInvalidGraph, who, ": attribute kernel_shape is required");
-    strides_ = info.AttrInts("strides");
-    pads_ = info.AttrInts("pads");
-    dilations_ = info.AttrInts("dilations");
-    ceil_ = info.AttrInt("ceil_mode", 0) != 0;
-    auto_pad_ = info.AttrString("auto_pad", "NOTSET");
-    ONYX_CHECK(auto_pad_ == "NOTSET" || auto_pad_ == "VALID" || auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER",
-               ErrorCode::kInvalidGraph, who, ": attribute auto_pad has unknown value '", auto_pad_, "'");
-    for (int64_t v : kernel_) ONYX_CHECK(v > 0, ErrorCode::kInvalidGraph, who, ": kernel_shape must be positive");
-    for (int64_t v : strides_) ONYX_CHECK(v > 0, ErrorCode::kInvalidGraph, who, ": strides must be positive");
-    for (int64_t v : dilations_) ONYX_CHECK(v > 0, ErrorCode::kInvalidGraph, who, ": dilations must be positive");
-    for (int64_t v : pads_) ONYX_CHECK(v >= 0, ErrorCode::kInvalidGraph, who, ": pads must be non-negative");
+    p_ = ReadP(info);
+    ONYX_CHECK(p_ > 0, ErrorCode::kInvalidGraph, "GlobalLpPool: attribute p must be positive, got ", p_);
     return Status::OK();
   }
 
   Status Compute(KernelContext& ctx) const override {
-    const Tensor* x = nullptr;
-    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
-    const Dims& xd = x->dims();
-    const char* op = global_ ? "GlobalLpPool" : "LpPool";
-    ONYX_CHECK_ARG(xd.size() >= 3, op, ": input 'X' ", ShapeToString(xd), " must have rank >= 3 (N, C, spatial...)");
-    const size_t nd = xd.size() - 2;
-    std::vector<int64_t> k(nd), s(nd, 1), d(nd, 1), pb(nd, 0), out(nd);
-    if (global_) {
-      for (size_t j = 0; j < nd; ++j) k[j] = xd[j + 2], out[j] = 1;
-    } else {
-      ONYX_CHECK_ARG(kernel_.size() == nd, op, ": attribute kernel_shape has ", kernel_.size(),
-                     " values but input 'X' ", ShapeToString(xd), " has ", nd, " spatial dims");
-      ONYX_CHECK_ARG(strides_.empty() || strides_.size() == nd, op, ": attribute strides needs ", nd, " values");
-      ONYX_CHECK_ARG(dilations_.empty() || dilations_.size() == nd, op, ": attribute dilations needs ", nd, " values");
-      ONYX_CHECK_ARG(pads_.empty() || pads_.size() == 2 * nd, op, ": attribute pads needs ", 2 * nd, " values");
-      for (size_t j = 0; j < nd; ++j) {
-        k[j] = kernel_[j];
-        if (!strides_.empty()) s[j] = strides_[j];
-        if (!dilations_.empty()) d[j] = dilations_[j];
-        const int64_t in = xd[j + 2], keff = (k[j] - 1) * d[j] + 1;
-        int64_t o = 0;
-        if (auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER") {
-          o = (in + s[j] - 1) / s[j];
-          const int64_t total = std::max<int64_t>(0, (o - 1) * s[j] + keff - in);
-          pb[j] = auto_pad_ == "SAME_UPPER" ? total / 2 : total - total / 2;
-        } else {
-          const int64_t pe = auto_pad_ == "VALID" || pads_.empty() ? 0 : pads_[j + nd];
-          pb[j] = auto_pad_ == "VALID" || pads_.empty() ? 0 : pads_[j];
-          const int64_t span = in + pb[j] + pe - keff;
-          ONYX_CHECK_ARG(span >= 0, op, ": input 'X' ", ShapeToString(xd), " is smaller than the (dilated, padded) kernel");
-          o = (ceil_ ? (span + s[j] - 1) / s[j] : span / s[j]) + 1;
-          if (ceil_ && (o - 1) * s[j] >= in + pb[j]) --o;
-        }
-        out[j] = o;
-      }
-    }
-    Dims yd{xd[0], xd[1]};
-    yd.insert(yd.end(), out.begin(), out.end());
-    Tensor* y = ctx.Output(0, yd, x->type());
-    if (y == nullptr || y->size() == 0) return Status::OK();
-    return DispatchFloat(x->type(), op, [&](auto tag) -> Status {
+    const Tensor* X = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
+    const Dims& d = X->dims();
+    ONYX_CHECK_ARG(d.size() >= 2, "GlobalLpPool: input 0 (X) must have rank >= 2 ([N, C, ...]), got shape ",
+                   ShapeToString(d));
+    Dims out_dims(d.size(), 1);
+    out_dims[0] = d[0];
+    out_dims[1] = d[1];
+    int64_t inner = 1;
+    for (size_t k = 2; k < d.size(); ++k) inner *= d[k];
+    const double p = p_;
+    return DispatchOver(FloatOrHalfTypeSet{}, X->type(), "GlobalLpPool", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
-      int64_t in_size = 1, out_size = 1, kvol = 1;
-      for (size_t j = 0; j < nd; ++j) in_size *= xd[j + 2], out_size *= out[j], kvol *= k[j];
-      const T* xv = x->data<T>();
-      T* yv = y->data<T>();
-      const double p = p_;
-      ThreadPool::For(ctx.threads(), xd[0] * xd[1] * out_size, std::max<int64_t>(1, 4096 / std::max<int64_t>(kvol, 1)),
-                      [&](int64_t b0, int64_t b1) {
-        std::vector<int64_t> o(nd), kk(nd);
-        for (int64_t q = b0; q < b1; ++q) {
-          const int64_t plane = q / out_size;
-          int64_t rem = q % out_size;
-          for (size_t j = nd; j-- > 0;) o[j] = rem % out[j], rem /= out[j];
-          const T* src = xv + plane * in_size;
-          double acc = 0;
-          for (int64_t kr = 0; kr < kvol; ++kr) {
-            int64_t r2 = kr, off = 0;
-            bool inside = true;
-            for (size_t j = nd; j-- > 0;) kk[j] = r2 % k[j], r2 /= k[j];
-            for (size_t j = 0; j < nd; ++j) {
-              const int64_t i = o[j] * s[j] - pb[j] + kk[j] * d[j];
-              inside = inside && i >= 0 && i < xd[j + 2];
-              off = off * xd[j + 2] + i;
-            }
-            if (!inside) continue;
-            const double v = std::fabs(static_cast<double>(src[off]));
-            acc += p == 2.0 ? v * v : (p == 1.0 ? v : std::pow(v, p));
-          }
-          yv[q] = static_cast<T>(p == 2.0 ? std::sqrt(acc) : (p == 1.0 ? acc : std::pow(acc, 1.0 / p)));
+      using C = typename CalcType<T>::type;
+      Tensor* Y = ctx.Output(0, out_dims, X->type());
+      if (Y == nullptr || Y->size() == 0) return Status::OK();
+      const T* x = X->data<T>();
+      T* y = Y->data<T>();
+      ThreadPool::For(ctx.threads(), d[0] * d[1], std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, inner)),
+                      [&](int64_t b, int64_t e) {
+        for (int64_t nc = b; nc < e; ++nc) {
+          double s = 0;
+          for (int64_t i = 0; i < inner; ++i) s += PowAbs(x[nc * inner + i], p);
+          y[nc] = static_cast<T>(static_cast<C>(Root(s, p)));
         }
       });
       return Status::OK();
@@ -116,16 +70,124 @@ class LpPoolKernel final : public OpKernel {
   }
 
  private:
-  bool global_ = false;
   double p_ = 2.0;
-  std::vector<int64_t> kernel_, strides_, pads_, dilations_;
-  bool ceil_ = false;
-  std::string auto_pad_ = "NOTSET";
+};
+
+class LpPoolKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo& info) {
+    p_ = ReadP(info);
+    ONYX_CHECK(p_ > 0, ErrorCode::kInvalidGraph, "LpPool: attribute p must be positive, got ", p_);
+    kernel_ = info.AttrInts("kernel_shape");
+    ONYX_CHECK(!kernel_.empty(), ErrorCode::kInvalidGraph, "LpPool: attribute kernel_shape is required");
+    const size_t nd = kernel_.size();
+    strides_ = info.AttrInts("strides");
+    dilations_ = info.AttrInts("dilations");
+    pads_ = info.AttrInts("pads");
+    if (strides_.empty()) strides_.assign(nd, 1);
+    if (dilations_.empty()) dilations_.assign(nd, 1);
+    if (pads_.empty()) pads_.assign(2 * nd, 0);
+    ONYX_CHECK(strides_.size() == nd && dilations_.size() == nd && pads_.size() == 2 * nd, ErrorCode::kInvalidGraph,
+               "LpPool: strides, dilations and pads must match kernel_shape's ", nd, " spatial dims");
+    for (size_t k = 0; k < nd; ++k)
+      ONYX_CHECK(kernel_[k] > 0 && strides_[k] > 0 && dilations_[k] > 0 && pads_[k] >= 0 && pads_[k + nd] >= 0,
+                 ErrorCode::kInvalidGraph, "LpPool: kernel_shape, strides and dilations must be positive and pads "
+                 "non-negative");
+    auto_pad_ = info.AttrString("auto_pad", "NOTSET");
+    ONYX_CHECK(auto_pad_ == "NOTSET" || auto_pad_ == "VALID" || auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER",
+               ErrorCode::kInvalidGraph, "LpPool: unknown auto_pad '", auto_pad_, "'");
+    ceil_mode_ = info.AttrInt("ceil_mode", 0) != 0;
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* X = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
+    const Dims& d = X->dims();
+    const size_t nd = kernel_.size();
+    ONYX_CHECK_ARG(d.size() == nd + 2, "LpPool: input 0 (X) of shape ", ShapeToString(d), " must have ", nd,
+                   " spatial dims after [N, C] (kernel_shape has ", nd, ")");
+    // Per spatial dim: output size and the padding before it.
+    Dims out_dims = {d[0], d[1]};
+    std::vector<int64_t> pad_begin(nd);
+    for (size_t k = 0; k < nd; ++k) {
+      const int64_t in = d[k + 2], ek = dilations_[k] * (kernel_[k] - 1) + 1, s = strides_[k];
+      int64_t pb = pads_[k], pe = pads_[k + nd];
+      if (auto_pad_ == "VALID") {
+        pb = pe = 0;
+      } else if (auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER") {
+        const int64_t o = (in + s - 1) / s;
+        const int64_t total = std::max<int64_t>(0, (o - 1) * s + ek - in);
+        pb = auto_pad_ == "SAME_UPPER" ? total / 2 : total - total / 2;
+        pe = total - pb;
+      }
+      const int64_t span = in + pb + pe - ek;
+      ONYX_CHECK_ARG(span >= 0, "LpPool: input 0 (X) of shape ", ShapeToString(d),
+                     " is smaller than the (dilated, padded) kernel along spatial dim ", k);
+      int64_t o = (ceil_mode_ ? (span + s - 1) / s : span / s) + 1;
+      // A window that would start in the end padding is dropped.
+      if (ceil_mode_ && (o - 1) * s >= in + pb) --o;
+      out_dims.push_back(o);
+      pad_begin[k] = pb;
+    }
+    const double p = p_;
+    return DispatchOver(FloatOrHalfTypeSet{}, X->type(), "LpPool", [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      using C = typename CalcType<T>::type;
+      Tensor* Y = ctx.Output(0, out_dims, X->type());
+      if (Y == nullptr || Y->size() == 0) return Status::OK();
+      const T* x = X->data<T>();
+      T* y = Y->data<T>();
+      int64_t in_plane = 1, out_plane = 1, taps = 1;
+      for (size_t k = 0; k < nd; ++k) {
+        in_plane *= d[k + 2];
+        out_plane *= out_dims[k + 2];
+        taps *= kernel_[k];
+      }
+      ThreadPool::For(ctx.threads(), d[0] * d[1] * out_plane,
+                      std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, taps)), [&](int64_t b, int64_t e) {
+        std::vector<int64_t> opos(nd), tap(nd);
+        for (int64_t oi = b; oi < e; ++oi) {
+          const int64_t plane = oi / out_plane;
+          int64_t r = oi % out_plane;
+          for (size_t k = nd; k-- > 0;) {
+            opos[k] = r % out_dims[k + 2];
+            r /= out_dims[k + 2];
+          }
+          const T* xp = x + plane * in_plane;
+          double acc = 0;
+          std::fill(tap.begin(), tap.end(), 0);
+          for (int64_t t = 0; t < taps; ++t) {
+            int64_t off = 0;
+            bool inside = true;
+            for (size_t k = 0; k < nd && inside; ++k) {
+              const int64_t pos = opos[k] * strides_[k] - pad_begin[k] + tap[k] * dilations_[k];
+              inside = pos >= 0 && pos < d[k + 2];
+              off = off * d[k + 2] + pos;
+            }
+            if (inside) acc += PowAbs(xp[off], p);
+            for (size_t k = nd; k-- > 0;) {  // odometer over the kernel taps
+              if (++tap[k] < kernel_[k]) break;
+              tap[k] = 0;
+            }
+          }
+          y[oi] = static_cast<T>(static_cast<C>(Root(acc, p)));
+        }
+      });
+      return Status::OK();
+    });
+  }
+
+ private:
+  double p_ = 2.0;
+  std::vector<int64_t> kernel_, strides_, dilations_, pads_;
+  std::string auto_pad_;
+  bool ceil_mode_ = false;
 };
 
 }  // namespace
 
-ONYX_REGISTER_KERNEL(LpPoolKernel, "", "LpPool", 1, kMaxVersion, FloatTypes());
-ONYX_REGISTER_KERNEL(LpPoolKernel, "", "GlobalLpPool", 1, kMaxVersion, FloatTypes());
+ONYX_REGISTER_KERNEL(GlobalLpPoolKernel, "", "GlobalLpPool", 1, kMaxVersion, FloatOrHalfTypes());
+ONYX_REGISTER_KERNEL(LpPoolKernel, "", "LpPool", 1, kMaxVersion, FloatOrHalfTypes());
 
 }  // namespace onyx
