@@ -219,21 +219,6 @@ Status BatchNorm(InferContext& ctx) {
   return Status::OK();
 }
 
-Status QuantizeLinear(InferContext& ctx) {
-  ElemType e = ElemType::kUint8;
-  if (ctx.HasInput(2)) e = ctx.InputElem(2);
-  else if (const Attribute* a = ctx.node().Attr("output_dtype"); a && a->i != 0 && a->i <= INT32_MAX &&
-                                                                    IsKnownElemType(static_cast<int32_t>(a->i)))
-    e = static_cast<ElemType>(a->i);
-  return SameShapeAs0(ctx, e);
-}
-
-Status DequantizeLinear(InferContext& ctx) {
-  ElemType e = ctx.opset() >= 19 ? ctx.InputElem(1) : ElemType::kFloat;
-  if (ctx.opset() >= 19 && e == ElemType::kUndefined) return Status::OK();
-  return SameShapeAs0(ctx, e);
-}
-
 }  // namespace
 
 void RegisterElementwiseRules(RuleMap& m) {
@@ -262,8 +247,6 @@ void RegisterElementwiseRules(RuleMap& m) {
   m["CastLike"] = CastLike;
   m["LayerNormalization"] = LayerNorm;
   m["BatchNormalization"] = BatchNorm;
-  m["QuantizeLinear"] = QuantizeLinear;
-  m["DequantizeLinear"] = DequantizeLinear;
 }
 
 }  // namespace shape_inference
