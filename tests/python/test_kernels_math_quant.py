@@ -636,4 +636,4 @@ def test_global_lp_pool(shape, p):
 def test_lp_pool_rank_mismatch_names_node_and_input():
     m = _model(helper.make_node("LpPool", ["x"], ["y"], name="lpp", kernel_shape=[2, 2]),
                [_vi("x", TensorProto.FLOAT, None)], [_vi("y", TensorProto.FLOAT, None)], 18)
-    _fails_at_run(m, {"x": np.zeros((1, 2, 5), np.float32)}, "lpp", "input 'X'")
+    _fails_at_run(m, {"x": np.zeros((1, 2, 5), np.float32)}, "lpp", "input 0")
