@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/half_float.h"
 #include "providers/kernel.h"
 #include "providers/cpu/math/blas.h"
 
@@ -126,19 +127,10 @@ class MatMulKernel final : public OpKernel {
   template <typename H>
   static Status ComputeThroughFloat(KernelContext& ctx, const Tensor& a, const Tensor& b, const BatchPlan& p,
                                     Tensor* y) {
-    auto widen = [](const Tensor& t) {
-      Tensor f(ElemType::kFloat, t.dims());
-      const H* src = t.data<H>();
-      float* dst = f.data<float>();
-      for (int64_t i = 0; i < t.size(); ++i) dst[i] = static_cast<float>(src[i]);
-      return f;
-    };
-    Tensor af = widen(a), bf = widen(b);
+    Tensor af = WidenToFloat<H>(a), bf = WidenToFloat<H>(b);
     Tensor yf(ElemType::kFloat, y->dims());
     ONYX_RETURN_IF_ERROR(Multiply(ctx, af, bf, p, &yf));
-    H* out = y->data<H>();
-    const float* src = yf.data<float>();
-    for (int64_t i = 0; i < y->size(); ++i) out[i] = H(src[i]);
+    NarrowFromFloat<H>(yf, y);
     return Status::OK();
   }
 

@@ -22,6 +22,7 @@
 
 #include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/common/fast_math.h"
+#include "providers/cpu/common/half_float.h"
 #include "providers/kernel.h"
 #include "providers/cpu/math/blas.h"
 
@@ -398,21 +399,12 @@ class ConvKernel final : public OpKernel {
   template <typename H>
   Status ComputeThroughFloat(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* bias,
                              const Tensor* z, const ConvGeom& g, Tensor* y) const {
-    auto widen = [](const Tensor& t) {
-      Tensor f(ElemType::kFloat, t.dims());
-      const H* src = t.data<H>();
-      float* dst = f.data<float>();
-      for (int64_t i = 0; i < t.size(); ++i) dst[i] = static_cast<float>(src[i]);
-      return f;
-    };
-    Tensor xf = widen(x), wf = widen(w);
-    Tensor bf = bias ? widen(*bias) : Tensor();
-    Tensor zf = z ? widen(*z) : Tensor();
+    Tensor xf = WidenToFloat<H>(x), wf = WidenToFloat<H>(w);
+    Tensor bf = bias ? WidenToFloat<H>(*bias) : Tensor();
+    Tensor zf = z ? WidenToFloat<H>(*z) : Tensor();
     Tensor yf(ElemType::kFloat, y->dims());
     ONYX_RETURN_IF_ERROR(ComputeTyped(ctx, xf, wf, bias ? &bf : nullptr, z ? &zf : nullptr, g, &yf));
-    H* out = y->data<H>();
-    const float* src = yf.data<float>();
-    for (int64_t i = 0; i < y->size(); ++i) out[i] = H(src[i]);
+    NarrowFromFloat<H>(yf, y);
     return Status::OK();
   }
 
