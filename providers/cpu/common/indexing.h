@@ -83,6 +83,30 @@ inline Status NormalizeAxis(int64_t axis, int64_t rank, const char* op, const ch
   return Status::OK();
 }
 
+// Checks that the indices shape of an element-wise gather or scatter
+// (GatherElements, ScatterElements) fits in the data shape on every dim but
+// `axis`; both have the same rank.
+inline Status CheckIndicesWithinData(const Dims& ind, const Dims& data, int64_t axis, const char* op) {
+  for (int64_t d = 0; d < static_cast<int64_t>(data.size()); ++d)
+    ONYX_CHECK_ARG(d == axis || ind[d] <= data[d], op, ": input 1 (indices) shape ", ShapeToString(ind),
+                   " exceeds input 0 (data) shape ", ShapeToString(data), " on dim ", d);
+  return Status::OK();
+}
+
+// Checks that every value of `idx`, an index along `axis` of `data_dims`, is in
+// [-dim, dim) and maps the negative ones to [0, dim). `indices` and `data`
+// name the two inputs in the error ("input 1 (indices)", "input 0 (data)").
+inline Status NormalizeIndexValues(std::vector<int64_t>* idx, const Dims& data_dims, int64_t axis, const char* op,
+                                   const char* indices = "input 1 (indices)", const char* data = "input 0 (data)") {
+  const int64_t dim = data_dims[axis];
+  for (auto& v : *idx) {
+    ONYX_CHECK_ARG(v >= -dim && v < dim, op, ": ", indices, " value ", v, " is out of range [", -dim, ", ", dim,
+                   ") for axis ", axis, " of ", data, " shape ", ShapeToString(data_dims));
+    if (v < 0) v += dim;
+  }
+  return Status::OK();
+}
+
 // Row-major strides of `dims`, in elements.
 inline Dims RowMajorStrides(const Dims& dims) {
   Dims s(dims.size());

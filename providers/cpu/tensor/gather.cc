@@ -5,26 +5,12 @@
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/indexing.h"
 #include "providers/kernel.h"
 
 namespace onyx {
 
 namespace {
-
-template <typename I>
-Status NormalizeIndices(const Tensor& ind, int64_t dim, const Dims& data_dims, int64_t axis,
-                        std::vector<int64_t>* out) {
-  const I* p = ind.data<I>();
-  out->resize(static_cast<size_t>(ind.size()));
-  for (int64_t i = 0; i < ind.size(); ++i) {
-    int64_t v = static_cast<int64_t>(p[i]);
-    if (v < -dim || v >= dim)
-      return MakeError(ErrorCode::kInvalidArgument, "Gather: indices value ", v, " is out of range [", -dim, ", ",
-                       dim, ") for axis ", axis, " of data shape ", ShapeToString(data_dims));
-    (*out)[i] = v < 0 ? v + dim : v;
-  }
-  return Status::OK();
-}
 
 class GatherKernel final : public OpKernel {
  public:
@@ -45,14 +31,8 @@ class GatherKernel final : public OpKernel {
                    ShapeToString(X->dims()));
     const int64_t dim = X->dims()[axis];
     std::vector<int64_t> idx;
-    if (Ind->type() == ElemType::kInt64) {
-      ONYX_RETURN_IF_ERROR(NormalizeIndices<int64_t>(*Ind, dim, X->dims(), axis, &idx));
-    } else if (Ind->type() == ElemType::kInt32) {
-      ONYX_RETURN_IF_ERROR(NormalizeIndices<int32_t>(*Ind, dim, X->dims(), axis, &idx));
-    } else {
-      return MakeError(ErrorCode::kInvalidArgument, "Gather: input 1 (indices) must be int32 or int64, got ",
-                       ElemTypeName(Ind->type()));
-    }
+    ONYX_RETURN_IF_ERROR(ReadIndexTensor(*Ind, "Gather", "input 1 (indices)", &idx));
+    ONYX_RETURN_IF_ERROR(NormalizeIndexValues(&idx, X->dims(), axis, "Gather", "indices", "data"));
     Dims out;
     out.insert(out.end(), X->dims().begin(), X->dims().begin() + axis);
     out.insert(out.end(), Ind->dims().begin(), Ind->dims().end());

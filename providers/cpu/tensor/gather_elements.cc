@@ -29,21 +29,11 @@ class GatherElementsKernel final : public OpKernel {
                    ShapeToString(X->dims()));
     int64_t axis = 0;
     ONYX_RETURN_IF_ERROR(NormalizeAxis(axis_, rank, "GatherElements", "attribute axis", &axis));
-    for (int64_t d = 0; d < rank; ++d)
-      ONYX_CHECK_ARG(d == axis || Ind->dims()[d] <= X->dims()[d], "GatherElements: input 1 (indices) shape ",
-                     ShapeToString(Ind->dims()), " exceeds input 0 (data) shape ", ShapeToString(X->dims()),
-                     " on dim ", d);
-    ONYX_CHECK_ARG(Ind->type() == ElemType::kInt32 || Ind->type() == ElemType::kInt64,
-                   "GatherElements: input 1 (indices) must be int32 or int64, got ", ElemTypeName(Ind->type()));
-    const int64_t dim = X->dims()[axis];
+    ONYX_RETURN_IF_ERROR(CheckIndicesWithinData(Ind->dims(), X->dims(), axis, "GatherElements"));
     // Check every index before writing anything.
     std::vector<int64_t> idx;
     ONYX_RETURN_IF_ERROR(ReadIndexTensor(*Ind, "GatherElements", "input 1 (indices)", &idx));
-    for (auto& v : idx) {
-      ONYX_CHECK_ARG(v >= -dim && v < dim, "GatherElements: input 1 (indices) value ", v, " is out of range [", -dim,
-                     ", ", dim, ") for axis ", axis, " of input 0 (data) shape ", ShapeToString(X->dims()));
-      if (v < 0) v += dim;
-    }
+    ONYX_RETURN_IF_ERROR(NormalizeIndexValues(&idx, X->dims(), axis, "GatherElements"));
     Tensor* Y = ctx.Output(0, Ind->dims(), X->type());
     if (Y == nullptr || Y->size() == 0) return Status::OK();
     const Dims& od = Ind->dims();

@@ -107,18 +107,10 @@ class ScatterElementsKernel final : public OpKernel {
                    " but input 0 (data) has type ", ElemTypeName(X->type()));
     int64_t axis = 0;
     ONYX_RETURN_IF_ERROR(NormalizeAxis(axis_, rank, op_, "attribute axis", &axis));
-    for (int64_t d = 0; d < rank; ++d)
-      ONYX_CHECK_ARG(d == axis || Ind->dims()[d] <= X->dims()[d], op_, ": input 1 (indices) shape ",
-                     ShapeToString(Ind->dims()), " exceeds input 0 (data) shape ", ShapeToString(X->dims()),
-                     " on dim ", d);
+    ONYX_RETURN_IF_ERROR(CheckIndicesWithinData(Ind->dims(), X->dims(), axis, op_));
     std::vector<int64_t> idx;
     ONYX_RETURN_IF_ERROR(ReadIndexTensor(*Ind, op_, "input 1 (indices)", &idx));
-    const int64_t dim = X->dims()[axis];
-    for (auto& v : idx) {
-      ONYX_CHECK_ARG(v >= -dim && v < dim, op_, ": input 1 (indices) value ", v, " is out of range [", -dim, ", ",
-                     dim, ") for axis ", axis, " of input 0 (data) shape ", ShapeToString(X->dims()));
-      if (v < 0) v += dim;
-    }
+    ONYX_RETURN_IF_ERROR(NormalizeIndexValues(&idx, X->dims(), axis, op_));
     Tensor* Y = ctx.Output(0, X->dims(), X->type());
     if (Y == nullptr || Y->size() == 0) return Status::OK();
     const Dims xs = RowMajorStrides(X->dims());
