@@ -51,6 +51,7 @@ struct Int4Q {  // two per byte, low nibble first
 
 template <typename Fmt>
 struct FloatQ {  // float8 (one byte each) and float4e2m1 (packed)
+  using Storage = uint8_t;  // the byte-wide ones; the packed ones go through PackNibbles
   static constexpr bool kPacked = Fmt::kBits == 4;
   static constexpr bool kInteger = false;
   static float Load(const void* p, int64_t i) {
@@ -303,15 +304,12 @@ class QuantizeLinearKernel final : public OpKernel {
       ForEachQuantElement(lay, X.size(), ctx.threads(),
                           [&](int64_t i, int64_t si) { codes[i] = static_cast<uint8_t>(quantize(i, si) & 0xF); });
       PackNibbles(codes, Y->data<uint8_t>());
-    } else if constexpr (Q::kInteger) {
+    } else {
+      // One code per element: the integer itself, or a float8 byte.
       using T = typename Q::Storage;
       T* y = Y->data<T>();
       ForEachQuantElement(lay, X.size(), ctx.threads(),
                           [&](int64_t i, int64_t si) { y[i] = static_cast<T>(quantize(i, si)); });
-    } else {
-      uint8_t* y = Y->data<uint8_t>();
-      ForEachQuantElement(lay, X.size(), ctx.threads(),
-                          [&](int64_t i, int64_t si) { y[i] = static_cast<uint8_t>(quantize(i, si)); });
     }
     return Status::OK();
   }
