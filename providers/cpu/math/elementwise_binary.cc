@@ -6,6 +6,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/math/broadcast_binary.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -15,33 +16,11 @@ namespace {
 enum class BinOp { kAdd, kSub, kMul, kDiv, kMod, kMax, kMin, kEqual, kGreater, kLess, kGreaterEq, kLessEq,
                    kAnd, kOr, kXor };
 
-// One contiguous segment: each side either advances (step 1) or repeats (step 0).
-// Split into four loops so the common shapes vectorize.
-template <typename TA, typename TB, typename TOut, typename Op>
-void BinarySegment(const TA* a, int64_t sa, const TB* b, int64_t sb, TOut* out, int64_t len, const Op& op) {
-  using CA = typename CalcType<TA>::type;
-  using CB = typename CalcType<TB>::type;
-  if (sa != 0 && sb != 0) {
-    for (int64_t i = 0; i < len; ++i) out[i] = static_cast<TOut>(op(static_cast<CA>(a[i]), static_cast<CB>(b[i])));
-  } else if (sa != 0) {
-    const CB bv = static_cast<CB>(b[0]);
-    for (int64_t i = 0; i < len; ++i) out[i] = static_cast<TOut>(op(static_cast<CA>(a[i]), bv));
-  } else if (sb != 0) {
-    const CA av = static_cast<CA>(a[0]);
-    for (int64_t i = 0; i < len; ++i) out[i] = static_cast<TOut>(op(av, static_cast<CB>(b[i])));
-  } else {
-    const TOut v = static_cast<TOut>(op(static_cast<CA>(a[0]), static_cast<CB>(b[0])));
-    for (int64_t i = 0; i < len; ++i) out[i] = v;
-  }
-}
-
+// The operator computes in CalcType (float for the 16-bit floats).
 template <typename TA, typename TB, typename TOut, typename Op>
 void RunBroadcastBinary(const BroadcastPlan& plan, ThreadPool* pool, const TA* a, const TB* b, TOut* out,
                         const Op& op) {
-  const int64_t sa = plan.inner_step(0), sb = plan.inner_step(1);
-  ParallelForEachSegment(plan, pool, [&](int64_t o, const int64_t* off, int64_t len) {
-    BinarySegment(a + off[0], sa, b + off[1], sb, out + o, len, op);
-  });
+  BroadcastBinaryLoopAs<typename CalcType<TA>::type, typename CalcType<TB>::type>(plan, pool, a, b, out, op);
 }
 
 // Integer division as C (and ONNX) define it, without the INT_MIN / -1 trap.
