@@ -31,13 +31,9 @@ class GruKernel final : public OpKernel {
     rnn::Problem p;
     ONYX_RETURN_IF_ERROR(rnn::CheckInputs(ctx, "GRU", attrs_, 3, &p));
     const Tensor* x = ctx.Input(0);
-    ONYX_CHECK_ARG(FitsBlasInt(p.S * p.Bt) && FitsBlasInt(3 * p.H) && FitsBlasInt(p.I), "GRU: input 'X' ",
-                   ShapeToString(x->dims()), " is too large");
-    const int64_t D = p.D;
-    const Dims yd = attrs_.layout == 0 ? Dims{p.S, D, p.Bt, p.H} : Dims{p.Bt, p.S, D, p.H};
-    const Dims sd = attrs_.layout == 0 ? Dims{D, p.Bt, p.H} : Dims{p.Bt, D, p.H};
-    Tensor* y = ctx.Output(0, yd, x->type());
-    Tensor* yh = ctx.Output(1, sd, x->type());
+    ONYX_RETURN_IF_ERROR(rnn::CheckGemmSizes(p, 3, *x, "GRU"));
+    Tensor* y = ctx.Output(0, rnn::YDims(attrs_.layout, p), x->type());
+    Tensor* yh = ctx.Output(1, rnn::StateDims(attrs_.layout, p), x->type());
     return DispatchFloat(x->type(), "GRU", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       return Run<T>(ctx, p, y, yh);
@@ -67,14 +63,10 @@ class GruKernel final : public OpKernel {
       const bool rev = attrs_.reverse_only || d == 1;
       const rnn::Act& fa = acts_[d * 2 + 0];
       const rnn::Act& ga = acts_[d * 2 + 1];
-      BlasGemm<T>(false, true, S * Bt, G, I, T(1), xv, I, wv + d * G * I, I, T(0), xw.data(), G);
+      rnn::InputProjection<T>(xv, wv, bt, d, S * Bt, G, I, 2 * H, xw.data());
       std::fill(rbh.begin(), rbh.end(), T(0));
       if (bt != nullptr) {
         const T* b = bt->data<T>() + d * 2 * G;
-        for (int64_t row = 0; row < S * Bt; ++row) {
-          for (int64_t k = 0; k < 2 * H; ++k) xw[row * G + k] += b[k] + b[G + k];
-          for (int64_t k = 2 * H; k < G; ++k) xw[row * G + k] += b[k];
-        }
         std::copy(b + G + 2 * H, b + 2 * G, rbh.begin());
       }
       T* hd = h.data() + d * Bt * H;

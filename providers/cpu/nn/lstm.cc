@@ -31,23 +31,11 @@ class LstmKernel final : public OpKernel {
     rnn::Problem p;
     ONYX_RETURN_IF_ERROR(rnn::CheckInputs(ctx, "LSTM", attrs_, 4, &p));
     const Tensor* x = ctx.Input(0);
-    const Tensor* c0 = ctx.Input(6);
-    const Tensor* peep = ctx.Input(7);
-    const int64_t D = p.D, H = p.H;
-    if (c0 != nullptr) {
-      ONYX_CHECK_ARG(c0->type() == x->type(), "LSTM: input 'initial_c' must have the element type of input 'X'");
-      ONYX_RETURN_IF_ERROR(rnn::CheckShape(c0, "LSTM", "initial_c",
-                                           attrs_.layout == 0 ? Dims{D, p.Bt, H} : Dims{p.Bt, D, H}));
-    }
-    if (peep != nullptr) {
-      ONYX_CHECK_ARG(peep->type() == x->type(), "LSTM: input 'P' must have the element type of input 'X'");
-      ONYX_RETURN_IF_ERROR(rnn::CheckShape(peep, "LSTM", "P", {D, 3 * H}));
-    }
-    ONYX_CHECK_ARG(FitsBlasInt(p.S * p.Bt) && FitsBlasInt(4 * H) && FitsBlasInt(p.I), "LSTM: input 'X' ",
-                   ShapeToString(x->dims()), " is too large");
-    const Dims yd = attrs_.layout == 0 ? Dims{p.S, D, p.Bt, H} : Dims{p.Bt, p.S, D, H};
-    const Dims sd = attrs_.layout == 0 ? Dims{D, p.Bt, H} : Dims{p.Bt, D, H};
-    Tensor* y = ctx.Output(0, yd, x->type());
+    const Dims sd = rnn::StateDims(attrs_.layout, p);
+    ONYX_RETURN_IF_ERROR(rnn::CheckOptionalLikeX(ctx.Input(6), *x, "LSTM", "initial_c", sd));
+    ONYX_RETURN_IF_ERROR(rnn::CheckOptionalLikeX(ctx.Input(7), *x, "LSTM", "P", {p.D, 3 * p.H}));
+    ONYX_RETURN_IF_ERROR(rnn::CheckGemmSizes(p, 4, *x, "LSTM"));
+    Tensor* y = ctx.Output(0, rnn::YDims(attrs_.layout, p), x->type());
     Tensor* yh = ctx.Output(1, sd, x->type());
     Tensor* yc = ctx.Output(2, sd, x->type());
     return DispatchFloat(x->type(), "LSTM", [&](auto tag) -> Status {
@@ -80,12 +68,7 @@ class LstmKernel final : public OpKernel {
       const rnn::Act& ga = acts_[d * 3 + 1];
       const rnn::Act& ha = acts_[d * 3 + 2];
       // X*W^T + Wb + Rb for all steps at once.
-      BlasGemm<T>(false, true, S * Bt, G, I, T(1), xv, I, wv + d * G * I, I, T(0), xw.data(), G);
-      if (bt != nullptr) {
-        const T* b = bt->data<T>() + d * 2 * G;
-        for (int64_t row = 0; row < S * Bt; ++row)
-          for (int64_t k = 0; k < G; ++k) xw[row * G + k] += b[k] + b[G + k];
-      }
+      rnn::InputProjection<T>(xv, wv, bt, d, S * Bt, G, I, G, xw.data());
       const T* pi = pt ? pt->data<T>() + d * 3 * H : nullptr;
       const T* po = pi ? pi + H : nullptr;
       const T* pf = pi ? pi + 2 * H : nullptr;

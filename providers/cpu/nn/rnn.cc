@@ -26,13 +26,9 @@ class RnnKernel final : public OpKernel {
     rnn::Problem p;
     ONYX_RETURN_IF_ERROR(rnn::CheckInputs(ctx, "RNN", attrs_, 1, &p));
     const Tensor* x = ctx.Input(0);
-    ONYX_CHECK_ARG(FitsBlasInt(p.S * p.Bt) && FitsBlasInt(p.H) && FitsBlasInt(p.I), "RNN: input 'X' ",
-                   ShapeToString(x->dims()), " is too large");
-    const int64_t D = p.D;
-    const Dims yd = attrs_.layout == 0 ? Dims{p.S, D, p.Bt, p.H} : Dims{p.Bt, p.S, D, p.H};
-    const Dims sd = attrs_.layout == 0 ? Dims{D, p.Bt, p.H} : Dims{p.Bt, D, p.H};
-    Tensor* y = ctx.Output(0, yd, x->type());
-    Tensor* yh = ctx.Output(1, sd, x->type());
+    ONYX_RETURN_IF_ERROR(rnn::CheckGemmSizes(p, 1, *x, "RNN"));
+    Tensor* y = ctx.Output(0, rnn::YDims(attrs_.layout, p), x->type());
+    Tensor* yh = ctx.Output(1, rnn::StateDims(attrs_.layout, p), x->type());
     return DispatchFloat(x->type(), "RNN", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       return Run<T>(ctx, p, y, yh);
@@ -58,12 +54,7 @@ class RnnKernel final : public OpKernel {
     for (int d = 0; d < D; ++d) {
       const bool rev = attrs_.reverse_only || d == 1;
       const rnn::Act& fa = acts_[d];
-      BlasGemm<T>(false, true, S * Bt, H, I, T(1), xv, I, wv + d * H * I, I, T(0), xw.data(), H);
-      if (bt != nullptr) {
-        const T* b = bt->data<T>() + d * 2 * H;
-        for (int64_t row = 0; row < S * Bt; ++row)
-          for (int64_t k = 0; k < H; ++k) xw[row * H + k] += b[k] + b[H + k];
-      }
+      rnn::InputProjection<T>(xv, wv, bt, d, S * Bt, H, I, H, xw.data());
       T* hd = h.data() + d * Bt * H;
       const T* rd = rv + d * H * H;
       for (int64_t step = 0; step < S; ++step) {

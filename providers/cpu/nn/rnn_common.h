@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "providers/cpu/math/blas.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -152,6 +153,18 @@ inline Status CheckShape(const Tensor* t, const char* op, const char* name, cons
   return Status::OK();
 }
 
+// An optional input that must have X's element type and the shape `want`.
+inline Status CheckOptionalLikeX(const Tensor* t, const Tensor& x, const char* op, const char* name, const Dims& want) {
+  if (t == nullptr) return Status::OK();
+  ONYX_CHECK_ARG(t->type() == x.type(), op, ": input '", name, "' must have the element type of input 'X'");
+  return CheckShape(t, op, name, want);
+}
+
+// A state (initial_h, initial_c, Y_h, Y_c): [D, B, H] (layout 0) or [B, D, H].
+inline Dims StateDims(int64_t layout, int64_t D, int64_t Bt, int64_t H) {
+  return layout == 0 ? Dims{D, Bt, H} : Dims{Bt, D, H};
+}
+
 // Checks X, W, R, B, sequence_lens and initial_h (and, for LSTM, initial_c
 // and P through CheckShape by the caller). `gates` = 4 (LSTM), 3 (GRU), 1 (RNN).
 inline Status CheckInputs(KernelContext& ctx, const char* op, const Attrs& a, int gates, Problem* p) {
@@ -174,16 +187,8 @@ inline Status CheckInputs(KernelContext& ctx, const char* op, const Attrs& a, in
   const int64_t G = gates, H = p->H, D = p->D;
   ONYX_RETURN_IF_ERROR(CheckShape(w, op, "W", {D, G * H, p->I}));
   ONYX_RETURN_IF_ERROR(CheckShape(r, op, "R", {D, G * H, H}));
-  const Tensor* b = ctx.Input(3);
-  if (b != nullptr) {
-    ONYX_CHECK_ARG(b->type() == x->type(), op, ": input 'B' must have the element type of input 'X'");
-    ONYX_RETURN_IF_ERROR(CheckShape(b, op, "B", {D, 2 * G * H}));
-  }
-  const Tensor* h0 = ctx.Input(5);
-  if (h0 != nullptr) {
-    ONYX_CHECK_ARG(h0->type() == x->type(), op, ": input 'initial_h' must have the element type of input 'X'");
-    ONYX_RETURN_IF_ERROR(CheckShape(h0, op, "initial_h", a.layout == 0 ? Dims{D, p->Bt, H} : Dims{p->Bt, D, H}));
-  }
+  ONYX_RETURN_IF_ERROR(CheckOptionalLikeX(ctx.Input(3), *x, op, "B", {D, 2 * G * H}));
+  ONYX_RETURN_IF_ERROR(CheckOptionalLikeX(ctx.Input(5), *x, op, "initial_h", StateDims(a.layout, D, p->Bt, H)));
   p->lens.assign(static_cast<size_t>(p->Bt), p->S);
   const Tensor* sl = ctx.Input(4);
   if (sl != nullptr) {
@@ -196,6 +201,20 @@ inline Status CheckInputs(KernelContext& ctx, const char* op, const Attrs& a, in
       p->lens[i] = v;
     }
   }
+  return Status::OK();
+}
+
+// The output shapes of one run: Y [S, D, B, H] (layout 0) or [B, S, D, H],
+// and the final states in StateDims.
+inline Dims YDims(int64_t layout, const Problem& p) {
+  return layout == 0 ? Dims{p.S, p.D, p.Bt, p.H} : Dims{p.Bt, p.S, p.D, p.H};
+}
+inline Dims StateDims(int64_t layout, const Problem& p) { return StateDims(layout, p.D, p.Bt, p.H); }
+
+// Every GEMM dimension of a run with `gates` gates fits BLAS's int.
+inline Status CheckGemmSizes(const Problem& p, int gates, const Tensor& x, const char* op) {
+  ONYX_CHECK_ARG(FitsBlasInt(p.S * p.Bt) && FitsBlasInt(gates * p.H) && FitsBlasInt(p.I), op, ": input 'X' ",
+                 ShapeToString(x.dims()), " is too large");
   return Status::OK();
 }
 
@@ -241,6 +260,21 @@ const T* TimeMajorX(const Tensor& x, int64_t layout, const Problem& p, std::vect
     for (int64_t t = 0; t < p.S; ++t)
       std::copy(v + (b * p.S + t) * p.I, v + (b * p.S + t + 1) * p.I, scratch->data() + (t * p.Bt + b) * p.I);
   return scratch->data();
+}
+
+// xw [rows, G] = X [rows, I] * W_d^T, plus direction d's bias B [D, 2*G]:
+// Wb on every column, Rb on the first `rb_cols` (G for LSTM and RNN; GRU
+// keeps the candidate's Rb for the step, where it sits inside the reset).
+template <typename T>
+void InputProjection(const T* xv, const T* wv, const Tensor* bias, int d, int64_t rows, int64_t G, int64_t I,
+                     int64_t rb_cols, T* xw) {
+  BlasGemm<T>(false, true, rows, G, I, T(1), xv, I, wv + d * G * I, I, T(0), xw, G);
+  if (bias == nullptr) return;
+  const T* b = bias->data<T>() + d * 2 * G;
+  for (int64_t row = 0; row < rows; ++row) {
+    for (int64_t k = 0; k < rb_cols; ++k) xw[row * G + k] += b[k] + b[G + k];
+    for (int64_t k = rb_cols; k < G; ++k) xw[row * G + k] += b[k];
+  }
 }
 
 template <typename T>
