@@ -25,43 +25,15 @@
 #include "providers/cpu/common/half_float.h"
 #include "providers/kernel.h"
 #include "providers/cpu/math/blas.h"
+#include "providers/cpu/nn/conv_geometry.h"
 
 namespace onyx {
 namespace {
 
-enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
-
-Status ParseAutoPad(const std::string& s, AutoPad* out) {
-  if (s == "NOTSET" || s.empty()) {
-    *out = AutoPad::kNotSet;
-  } else if (s == "SAME_UPPER") {
-    *out = AutoPad::kSameUpper;
-  } else if (s == "SAME_LOWER") {
-    *out = AutoPad::kSameLower;
-  } else if (s == "VALID") {
-    *out = AutoPad::kValid;
-  } else {
-    return MakeError(ErrorCode::kInvalidGraph, "Conv: attribute auto_pad has unknown value '", s, "'");
-  }
-  return Status::OK();
-}
-
-// Shapes of one convolution with everything resolved to explicit numbers.
-struct ConvGeom {
-  size_t nd = 0;                            // spatial dims
-  std::vector<int64_t> in, out, k, s, d, pb;  // per spatial dim; pb = leading pad
-  int64_t in_size = 1, out_size = 1, kvol = 1;
-};
-
-// Returns x/y rounded up, for y > 0 and any x.
-int64_t CeilDiv(int64_t x, int64_t y) { return x >= 0 ? (x + y - 1) / y : -((-x) / y); }
-
-// Output positions [lo, hi) along one dim whose input coordinate
-// o*stride + off lies inside [0, in).
-void ValidRange(int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* lo, int64_t* hi) {
-  *lo = std::min(out, std::max<int64_t>(0, CeilDiv(-off, stride)));
-  *hi = std::max(*lo, std::min(out, CeilDiv(in - off, stride)));
-}
+using conv::AutoPad;
+using conv::CeilDiv;
+using conv::ValidRange;
+using ConvGeom = conv::Geom;
 
 // The fused activation: clamp(x, lo, hi) (Relu, Clip), leaky (alpha),
 // sigmoid, tanh, or clamp(alpha * x + beta, 0, 1) (HardSigmoid).
@@ -335,22 +307,19 @@ void Dw3x3Plane(const float* in, const float* w, float bias, const ConvGeom& g, 
 class ConvKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo& info) {
-    ONYX_RETURN_IF_ERROR(ParseAutoPad(info.AttrString("auto_pad", "NOTSET"), &auto_pad_));
+    const std::string who = "Conv";
+    ONYX_RETURN_IF_ERROR(conv::ParseAutoPad(info.AttrString("auto_pad", "NOTSET"), who, &auto_pad_));
     group_ = info.AttrInt("group", 1);
-    ONYX_CHECK(group_ >= 1, ErrorCode::kInvalidGraph, "Conv: attribute group must be >= 1, got ", group_);
+    ONYX_CHECK(group_ >= 1, ErrorCode::kInvalidGraph, who, ": attribute group must be >= 1, got ", group_);
     kernel_shape_ = info.AttrInts("kernel_shape");
     strides_ = info.AttrInts("strides");
     dilations_ = info.AttrInts("dilations");
     pads_ = info.AttrInts("pads");
-    for (int64_t v : kernel_shape_)
-      ONYX_CHECK(v > 0, ErrorCode::kInvalidGraph, "Conv: attribute kernel_shape has a non-positive value ", v);
-    for (int64_t v : strides_)
-      ONYX_CHECK(v > 0, ErrorCode::kInvalidGraph, "Conv: attribute strides has a non-positive value ", v);
-    for (int64_t v : dilations_)
-      ONYX_CHECK(v > 0, ErrorCode::kInvalidGraph, "Conv: attribute dilations has a non-positive value ", v);
-    for (int64_t v : pads_) ONYX_CHECK(v >= 0, ErrorCode::kInvalidGraph, "Conv: attribute pads has a negative value ", v);
-    ONYX_CHECK(pads_.size() % 2 == 0, ErrorCode::kInvalidGraph, "Conv: attribute pads has ", pads_.size(),
-               " values; it needs two per spatial dim");
+    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(kernel_shape_, 1, who, "kernel_shape"));
+    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(strides_, 1, who, "strides"));
+    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(dilations_, 1, who, "dilations"));
+    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(pads_, 0, who, "pads"));
+    ONYX_RETURN_IF_ERROR(conv::CheckPadsCount(pads_, who));
     if (info.node().op_type != "FusedConv") return Status::OK();
     fused_ = true;
     return ParseActivation(info, &act_);
@@ -430,31 +399,9 @@ class ConvKernel final : public OpKernel {
 
   Status Resolve(const Dims& xd, const Dims& wd, ConvGeom* g) const {
     const size_t nd = xd.size() - 2;
-    auto sized = [&](const std::vector<int64_t>& v, size_t n, int64_t dflt, const char* name,
-                     std::vector<int64_t>* out) -> Status {
-      if (v.empty()) {
-        out->assign(n, dflt);
-        return Status::OK();
-      }
-      ONYX_CHECK_ARG(v.size() == n, "Conv: attribute ", name, " has ", v.size(), " values but input X ",
-                     ShapeToString(xd), " needs ", n);
-      *out = v;
-      return Status::OK();
-    };
-    g->nd = nd;
-    g->k.assign(wd.begin() + 2, wd.end());
-    for (int64_t v : g->k)
-      ONYX_CHECK_ARG(v > 0, "Conv: weight W ", ShapeToString(wd), " has an empty kernel dimension");
-    if (!kernel_shape_.empty())
-      ONYX_CHECK_ARG(kernel_shape_ == g->k, "Conv: attribute kernel_shape ", ShapeToString(kernel_shape_),
-                     " does not match weight W ", ShapeToString(wd));
     std::vector<int64_t> pads;
-    ONYX_RETURN_IF_ERROR(sized(strides_, nd, 1, "strides", &g->s));
-    ONYX_RETURN_IF_ERROR(sized(dilations_, nd, 1, "dilations", &g->d));
-    ONYX_RETURN_IF_ERROR(sized(pads_, 2 * nd, 0, "pads", &pads));
-    g->in.assign(xd.begin() + 2, xd.end());
-    g->out.resize(nd);
-    g->pb.resize(nd);
+    ONYX_RETURN_IF_ERROR(conv::ResolveCommon({"Conv", "input X", "weight W"}, xd, wd, kernel_shape_, strides_,
+                                             dilations_, pads_, g, &pads));
     for (size_t j = 0; j < nd; ++j) {
       const int64_t in = g->in[j], keff = (g->k[j] - 1) * g->d[j] + 1, s = g->s[j];
       int64_t out = 0, pb = 0;
@@ -476,11 +423,7 @@ class ConvKernel final : public OpKernel {
       }
       ONYX_CHECK_ARG(out > 0 || in == 0, "Conv: input X ", ShapeToString(xd),
                      " is smaller than the (dilated, padded) kernel of weight W ", ShapeToString(wd));
-      g->out[j] = out;
-      g->pb[j] = pb;
-      g->in_size *= in;
-      g->out_size *= out;
-      g->kvol *= g->k[j];
+      g->SetDim(j, out, pb);
     }
     return Status::OK();
   }

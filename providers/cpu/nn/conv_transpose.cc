@@ -14,26 +14,15 @@
 
 #include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/math/blas.h"
+#include "providers/cpu/nn/conv_geometry.h"
 #include "providers/kernel.h"
 
 namespace onyx {
 namespace {
 
-enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
-
-int64_t CeilDiv(int64_t x, int64_t y) { return x >= 0 ? (x + y - 1) / y : -((-x) / y); }
-
-// Indices i in [lo, hi) of [0, n) for which i*stride + off lies in [0, limit).
-void ValidRange(int64_t off, int64_t stride, int64_t limit, int64_t n, int64_t* lo, int64_t* hi) {
-  *lo = std::min(n, std::max<int64_t>(0, CeilDiv(-off, stride)));
-  *hi = std::max(*lo, std::min(n, CeilDiv(limit - off, stride)));
-}
-
-struct Geom {
-  size_t nd = 0;
-  std::vector<int64_t> in, out, k, s, d, pb;
-  int64_t in_size = 1, out_size = 1, kvol = 1;
-};
+using conv::AutoPad;
+using conv::Geom;
+using conv::ValidRange;
 
 // Adds rows [row_begin, row_end) of cols ([Mg*kvol, in_size]) into the Mg
 // output planes at y ([Mg, out_size]). Rows of one output channel must be in
@@ -86,12 +75,7 @@ class ConvTransposeKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo& info) {
     const std::string who = info.node().Describe();
-    const std::string ap = info.AttrString("auto_pad", "NOTSET");
-    if (ap == "NOTSET" || ap.empty()) auto_pad_ = AutoPad::kNotSet;
-    else if (ap == "SAME_UPPER") auto_pad_ = AutoPad::kSameUpper;
-    else if (ap == "SAME_LOWER") auto_pad_ = AutoPad::kSameLower;
-    else if (ap == "VALID") auto_pad_ = AutoPad::kValid;
-    else return MakeError(ErrorCode::kInvalidGraph, who, ": attribute auto_pad has unknown value '", ap, "'");
+    ONYX_RETURN_IF_ERROR(conv::ParseAutoPad(info.AttrString("auto_pad", "NOTSET"), who, &auto_pad_));
     group_ = info.AttrInt("group", 1);
     ONYX_CHECK(group_ >= 1, ErrorCode::kInvalidGraph, who, ": attribute group must be >= 1, got ", group_);
     kernel_shape_ = info.AttrInts("kernel_shape");
@@ -100,17 +84,11 @@ class ConvTransposeKernel final : public OpKernel {
     pads_ = info.AttrInts("pads");
     output_padding_ = info.AttrInts("output_padding");
     output_shape_ = info.AttrInts("output_shape");
-    for (int64_t v : strides_)
-      ONYX_CHECK(v > 0, ErrorCode::kInvalidGraph, who, ": attribute strides has a non-positive value ", v);
-    for (int64_t v : dilations_)
-      ONYX_CHECK(v > 0, ErrorCode::kInvalidGraph, who, ": attribute dilations has a non-positive value ", v);
-    for (int64_t v : output_padding_)
-      ONYX_CHECK(v >= 0, ErrorCode::kInvalidGraph, who, ": attribute output_padding has a negative value ", v);
-    for (int64_t v : output_shape_)
-      ONYX_CHECK(v >= 0, ErrorCode::kInvalidGraph, who, ": attribute output_shape has a negative value ", v);
-    ONYX_CHECK(pads_.size() % 2 == 0, ErrorCode::kInvalidGraph, who, ": attribute pads has ", pads_.size(),
-               " values; it needs two per spatial dim");
-    return Status::OK();
+    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(strides_, 1, who, "strides"));
+    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(dilations_, 1, who, "dilations"));
+    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(output_padding_, 0, who, "output_padding"));
+    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(output_shape_, 0, who, "output_shape"));
+    return conv::CheckPadsCount(pads_, who);
   }
 
   Status Compute(KernelContext& ctx) const override {
@@ -152,37 +130,16 @@ class ConvTransposeKernel final : public OpKernel {
  private:
   Status Resolve(const Dims& xd, const Dims& wd, Geom* g) const {
     const size_t nd = xd.size() - 2;
-    auto sized = [&](const std::vector<int64_t>& v, size_t n, int64_t dflt, const char* name,
-                     std::vector<int64_t>* out) -> Status {
-      if (v.empty()) {
-        out->assign(n, dflt);
-        return Status::OK();
-      }
-      ONYX_CHECK_ARG(v.size() == n, "ConvTranspose: attribute ", name, " has ", v.size(), " values but input 'X' ",
-                     ShapeToString(xd), " needs ", n);
-      *out = v;
-      return Status::OK();
-    };
-    g->nd = nd;
-    g->k.assign(wd.begin() + 2, wd.end());
-    for (int64_t v : g->k)
-      ONYX_CHECK_ARG(v > 0, "ConvTranspose: input 'W' ", ShapeToString(wd), " has an empty kernel dimension");
-    if (!kernel_shape_.empty())
-      ONYX_CHECK_ARG(kernel_shape_ == g->k, "ConvTranspose: attribute kernel_shape ", ShapeToString(kernel_shape_),
-                     " does not match input 'W' ", ShapeToString(wd));
+    const conv::Names names{"ConvTranspose", "input 'X'", "input 'W'"};
     std::vector<int64_t> pads, opad, oshape;
-    ONYX_RETURN_IF_ERROR(sized(strides_, nd, 1, "strides", &g->s));
-    ONYX_RETURN_IF_ERROR(sized(dilations_, nd, 1, "dilations", &g->d));
-    ONYX_RETURN_IF_ERROR(sized(pads_, 2 * nd, 0, "pads", &pads));
-    ONYX_RETURN_IF_ERROR(sized(output_padding_, nd, 0, "output_padding", &opad));
+    ONYX_RETURN_IF_ERROR(
+        conv::ResolveCommon(names, xd, wd, kernel_shape_, strides_, dilations_, pads_, g, &pads));
+    ONYX_RETURN_IF_ERROR(conv::SizedAttr(names, xd, output_padding_, nd, 0, "output_padding", &opad));
     if (!output_shape_.empty()) {
       // Some exporters write the whole shape (N, C, spatial...).
       if (output_shape_.size() == nd + 2) oshape.assign(output_shape_.begin() + 2, output_shape_.end());
-      else ONYX_RETURN_IF_ERROR(sized(output_shape_, nd, 0, "output_shape", &oshape));
+      else ONYX_RETURN_IF_ERROR(conv::SizedAttr(names, xd, output_shape_, nd, 0, "output_shape", &oshape));
     }
-    g->in.assign(xd.begin() + 2, xd.end());
-    g->out.resize(nd);
-    g->pb.resize(nd);
     for (size_t j = 0; j < nd; ++j) {
       const int64_t in = g->in[j], s = g->s[j], keff = (g->k[j] - 1) * g->d[j] + 1;
       const int64_t natural = s * (in - 1) + opad[j] + keff;
@@ -199,11 +156,7 @@ class ConvTransposeKernel final : public OpKernel {
       }
       ONYX_CHECK_ARG(out >= 0, "ConvTranspose: input 'X' ", ShapeToString(xd), " with input 'W' ",
                      ShapeToString(wd), " and these pads gives a negative output size along spatial dim ", j);
-      g->out[j] = out;
-      g->pb[j] = pb;
-      g->in_size *= in;
-      g->out_size *= out;
-      g->kvol *= g->k[j];
+      g->SetDim(j, out, pb);
     }
     return Status::OK();
   }

@@ -1,0 +1,119 @@
+// Shared by Conv and ConvTranspose: the auto_pad attribute, the resolved
+// per-spatial-dim geometry, and the checks that turn the attributes into it
+// (kernel from W, strides/dilations/pads sized to the spatial rank). Each op
+// computes its own output size and leading pads from these. Messages name the
+// op and the inputs the way the caller spells them (`x_name`, `w_name`).
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "providers/kernel.h"
+
+namespace onyx {
+namespace conv {
+
+enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
+
+// `who` starts the error message (an op name or a node description).
+inline Status ParseAutoPad(const std::string& s, const std::string& who, AutoPad* out) {
+  if (s == "NOTSET" || s.empty()) {
+    *out = AutoPad::kNotSet;
+  } else if (s == "SAME_UPPER") {
+    *out = AutoPad::kSameUpper;
+  } else if (s == "SAME_LOWER") {
+    *out = AutoPad::kSameLower;
+  } else if (s == "VALID") {
+    *out = AutoPad::kValid;
+  } else {
+    return MakeError(ErrorCode::kInvalidGraph, who, ": attribute auto_pad has unknown value '", s, "'");
+  }
+  return Status::OK();
+}
+
+// Every value of attribute `name` is >= `min` (1: "non-positive", 0: "negative").
+inline Status CheckAttrValues(const std::vector<int64_t>& v, int64_t min, const std::string& who, const char* name) {
+  for (int64_t x : v)
+    ONYX_CHECK(x >= min, ErrorCode::kInvalidGraph, who, ": attribute ", name, " has a ",
+               min > 0 ? "non-positive" : "negative", " value ", x);
+  return Status::OK();
+}
+
+inline Status CheckPadsCount(const std::vector<int64_t>& pads, const std::string& who) {
+  ONYX_CHECK(pads.size() % 2 == 0, ErrorCode::kInvalidGraph, who, ": attribute pads has ", pads.size(),
+             " values; it needs two per spatial dim");
+  return Status::OK();
+}
+
+// Shapes of one convolution with everything resolved to explicit numbers.
+struct Geom {
+  size_t nd = 0;                              // spatial dims
+  std::vector<int64_t> in, out, k, s, d, pb;  // per spatial dim; pb = leading pad
+  int64_t in_size = 1, out_size = 1, kvol = 1;
+
+  // Records spatial dim j's output size and leading pad.
+  void SetDim(size_t j, int64_t out_j, int64_t pb_j) {
+    out[j] = out_j;
+    pb[j] = pb_j;
+    in_size *= in[j];
+    out_size *= out_j;
+    kvol *= k[j];
+  }
+};
+
+// Returns x/y rounded up, for y > 0 and any x.
+inline int64_t CeilDiv(int64_t x, int64_t y) { return x >= 0 ? (x + y - 1) / y : -((-x) / y); }
+
+// Indices i in [lo, hi) of [0, n) for which i*stride + off lies in [0, limit).
+inline void ValidRange(int64_t off, int64_t stride, int64_t limit, int64_t n, int64_t* lo, int64_t* hi) {
+  *lo = std::min(n, std::max<int64_t>(0, CeilDiv(-off, stride)));
+  *hi = std::max(*lo, std::min(n, CeilDiv(limit - off, stride)));
+}
+
+// Names for the messages of one op: "Conv" with "input X"/"weight W", or
+// "ConvTranspose" with "input 'X'"/"input 'W'".
+struct Names {
+  const char* op;
+  const char* x;
+  const char* w;
+};
+
+// `v` with `n` values, or `n` copies of `dflt` when the attribute is absent.
+inline Status SizedAttr(const Names& nm, const Dims& xd, const std::vector<int64_t>& v, size_t n, int64_t dflt,
+                        const char* name, std::vector<int64_t>* out) {
+  if (v.empty()) {
+    out->assign(n, dflt);
+    return Status::OK();
+  }
+  ONYX_CHECK_ARG(v.size() == n, nm.op, ": attribute ", name, " has ", v.size(), " values but ", nm.x, " ",
+                 ShapeToString(xd), " needs ", n);
+  *out = v;
+  return Status::OK();
+}
+
+// Fills g's nd, in, k (from W, checked against kernel_shape), s, d, and sizes
+// out/pb; returns the pads sized to 2*nd. The caller then sets each dim with
+// Geom::SetDim.
+inline Status ResolveCommon(const Names& nm, const Dims& xd, const Dims& wd, const std::vector<int64_t>& kernel_shape,
+                            const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations,
+                            const std::vector<int64_t>& pads_attr, Geom* g, std::vector<int64_t>* pads) {
+  const size_t nd = xd.size() - 2;
+  g->nd = nd;
+  g->k.assign(wd.begin() + 2, wd.end());
+  for (int64_t v : g->k)
+    ONYX_CHECK_ARG(v > 0, nm.op, ": ", nm.w, " ", ShapeToString(wd), " has an empty kernel dimension");
+  if (!kernel_shape.empty())
+    ONYX_CHECK_ARG(kernel_shape == g->k, nm.op, ": attribute kernel_shape ", ShapeToString(kernel_shape),
+                   " does not match ", nm.w, " ", ShapeToString(wd));
+  ONYX_RETURN_IF_ERROR(SizedAttr(nm, xd, strides, nd, 1, "strides", &g->s));
+  ONYX_RETURN_IF_ERROR(SizedAttr(nm, xd, dilations, nd, 1, "dilations", &g->d));
+  ONYX_RETURN_IF_ERROR(SizedAttr(nm, xd, pads_attr, 2 * nd, 0, "pads", pads));
+  g->in.assign(xd.begin() + 2, xd.end());
+  g->out.resize(nd);
+  g->pb.resize(nd);
+  return Status::OK();
+}
+
+}  // namespace conv
+}  // namespace onyx
