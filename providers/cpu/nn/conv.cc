@@ -308,18 +308,12 @@ class ConvKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo& info) {
     const std::string who = "Conv";
-    ONYX_RETURN_IF_ERROR(conv::ParseAutoPad(info.AttrString("auto_pad", "NOTSET"), who, &auto_pad_));
-    group_ = info.AttrInt("group", 1);
-    ONYX_CHECK(group_ >= 1, ErrorCode::kInvalidGraph, who, ": attribute group must be >= 1, got ", group_);
-    kernel_shape_ = info.AttrInts("kernel_shape");
-    strides_ = info.AttrInts("strides");
-    dilations_ = info.AttrInts("dilations");
-    pads_ = info.AttrInts("pads");
-    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(kernel_shape_, 1, who, "kernel_shape"));
-    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(strides_, 1, who, "strides"));
-    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(dilations_, 1, who, "dilations"));
-    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(pads_, 0, who, "pads"));
-    ONYX_RETURN_IF_ERROR(conv::CheckPadsCount(pads_, who));
+    ONYX_RETURN_IF_ERROR(conv::ParseAttrs(info, who, &attrs_));
+    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(attrs_.kernel_shape, 1, who, "kernel_shape"));
+    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(attrs_.strides, 1, who, "strides"));
+    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(attrs_.dilations, 1, who, "dilations"));
+    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(attrs_.pads, 0, who, "pads"));
+    ONYX_RETURN_IF_ERROR(conv::CheckPadsCount(attrs_.pads, who));
     if (info.node().op_type != "FusedConv") return Status::OK();
     fused_ = true;
     return ParseActivation(info, &act_);
@@ -339,10 +333,10 @@ class ConvKernel final : public OpKernel {
     ONYX_CHECK_ARG(w->type() == x->type() && (bias == nullptr || bias->type() == x->type()),
                    "Conv: inputs X, W and B must have the same element type");
     const int64_t N = xd[0], C = xd[1], M = wd[0], Cg = wd[1];
-    ONYX_CHECK_ARG(C == Cg * group_, "Conv: input X ", ShapeToString(xd), " has ", C, " channels but weight W ",
-                   ShapeToString(wd), " expects ", Cg * group_, " (group ", group_, ")");
-    ONYX_CHECK_ARG(M % group_ == 0, "Conv: weight W ", ShapeToString(wd), " has ", M,
-                   " output channels, not a multiple of group ", group_);
+    ONYX_CHECK_ARG(C == Cg * attrs_.group, "Conv: input X ", ShapeToString(xd), " has ", C, " channels but weight W ",
+                   ShapeToString(wd), " expects ", Cg * attrs_.group, " (group ", attrs_.group, ")");
+    ONYX_CHECK_ARG(M % attrs_.group == 0, "Conv: weight W ", ShapeToString(wd), " has ", M,
+                   " output channels, not a multiple of group ", attrs_.group);
     if (bias != nullptr)
       ONYX_CHECK_ARG(bias->rank() == 1 && bias->dims()[0] == M, "Conv: bias B ", ShapeToString(bias->dims()),
                      " must be [", M, "] to match weight W ", ShapeToString(wd));
@@ -400,12 +394,11 @@ class ConvKernel final : public OpKernel {
   Status Resolve(const Dims& xd, const Dims& wd, ConvGeom* g) const {
     const size_t nd = xd.size() - 2;
     std::vector<int64_t> pads;
-    ONYX_RETURN_IF_ERROR(conv::ResolveCommon({"Conv", "input X", "weight W"}, xd, wd, kernel_shape_, strides_,
-                                             dilations_, pads_, g, &pads));
+    ONYX_RETURN_IF_ERROR(conv::ResolveCommon({"Conv", "input X", "weight W"}, xd, wd, attrs_, g, &pads));
     for (size_t j = 0; j < nd; ++j) {
       const int64_t in = g->in[j], keff = (g->k[j] - 1) * g->d[j] + 1, s = g->s[j];
       int64_t out = 0, pb = 0;
-      switch (auto_pad_) {
+      switch (attrs_.auto_pad) {
         case AutoPad::kNotSet:
           pb = pads[j];
           out = in + pads[j] + pads[j + nd] >= keff ? (in + pads[j] + pads[j + nd] - keff) / s + 1 : 0;
@@ -417,7 +410,7 @@ class ConvKernel final : public OpKernel {
         case AutoPad::kSameLower: {
           out = CeilDiv(in, s);
           const int64_t total = std::max<int64_t>(0, (out - 1) * s + keff - in);
-          pb = auto_pad_ == AutoPad::kSameUpper ? total / 2 : total - total / 2;
+          pb = attrs_.auto_pad == AutoPad::kSameUpper ? total / 2 : total - total / 2;
           break;
         }
       }
@@ -432,13 +425,13 @@ class ConvKernel final : public OpKernel {
   Status Run(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* bias, const ConvGeom& g,
              const Activation& act, Tensor* y) const {
     const int64_t N = x.dims()[0], C = x.dims()[1], M = w.dims()[0];
-    const int64_t Cg = C / group_, Mg = M / group_;
+    const int64_t Cg = C / attrs_.group, Mg = M / attrs_.group;
     const T* xv = x.data<T>();
     const T* wv = w.data<T>();
     const T* bv = bias ? bias->data<T>() : nullptr;
     T* yv = y->data<T>();
 
-    if (g.nd == 2 && Cg == 1 && group_ == C && group_ > 1) {
+    if (g.nd == 2 && Cg == 1 && attrs_.group == C && attrs_.group > 1) {
       std::vector<int64_t> lo(g.k[1]), hi(g.k[1]);
       for (int64_t kw = 0; kw < g.k[1]; ++kw) ValidRange(kw * g.d[1] - g.pb[1], g.s[1], g.in[1], g.out[1], &lo[kw], &hi[kw]);
       const int64_t per_plane = g.out_size * g.kvol;
@@ -487,7 +480,7 @@ class ConvKernel final : public OpKernel {
     auto image = [&](int64_t n, int64_t grp) { return xv + (n * C + grp * Cg) * g.in_size; };
 
     const double work = static_cast<double>(Mg) * OS * Kc;
-    const int64_t units = N * group_;
+    const int64_t units = N * attrs_.group;
     if (work <= kBlasSingleThreadWork && units > 1) {
       // Many small GEMMs (grouped convs, late small feature maps): each thread
       // takes whole (image, group) units with its own column buffer.
@@ -496,7 +489,7 @@ class ConvKernel final : public OpKernel {
         // Uninitialised scratch: im2col writes every element.
         Tensor cols(x.type(), {pointwise ? 0 : Kc * OS});
         for (int64_t u = begin; u < end; ++u) {
-          const int64_t n = u / group_, grp = u % group_;
+          const int64_t n = u / attrs_.group, grp = u % attrs_.group;
           if (pointwise) {
             gemm(n, grp, image(n, grp));
           } else {
@@ -512,7 +505,7 @@ class ConvKernel final : public OpKernel {
     // Big GEMMs: OpenBLAS threads each call itself, so only im2col uses our pool.
     Tensor cols(x.type(), {pointwise ? 0 : Kc * OS});
     for (int64_t n = 0; n < N; ++n) {
-      for (int64_t grp = 0; grp < group_; ++grp) {
+      for (int64_t grp = 0; grp < attrs_.group; ++grp) {
         if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, "Conv: run terminated on request");
         if (pointwise) {
           gemm(n, grp, image(n, grp));
@@ -529,9 +522,7 @@ class ConvKernel final : public OpKernel {
     return Status::OK();
   }
 
-  AutoPad auto_pad_ = AutoPad::kNotSet;
-  int64_t group_ = 1;
-  std::vector<int64_t> kernel_shape_, strides_, dilations_, pads_;
+  conv::Attrs attrs_;
   bool fused_ = false;  // com.microsoft FusedConv: activation and input Z
   Activation act_;
 };

@@ -32,6 +32,26 @@ inline Status ParseAutoPad(const std::string& s, const std::string& who, AutoPad
   return Status::OK();
 }
 
+// The attributes Conv and ConvTranspose both have.
+struct Attrs {
+  AutoPad auto_pad = AutoPad::kNotSet;
+  int64_t group = 1;
+  std::vector<int64_t> kernel_shape, strides, dilations, pads;
+};
+
+// Reads Attrs, checking auto_pad and group; the values of the lists are the
+// caller's to check (CheckAttrValues, CheckPadsCount), in its own order.
+inline Status ParseAttrs(const KernelInfo& info, const std::string& who, Attrs* a) {
+  ONYX_RETURN_IF_ERROR(ParseAutoPad(info.AttrString("auto_pad", "NOTSET"), who, &a->auto_pad));
+  a->group = info.AttrInt("group", 1);
+  ONYX_CHECK(a->group >= 1, ErrorCode::kInvalidGraph, who, ": attribute group must be >= 1, got ", a->group);
+  a->kernel_shape = info.AttrInts("kernel_shape");
+  a->strides = info.AttrInts("strides");
+  a->dilations = info.AttrInts("dilations");
+  a->pads = info.AttrInts("pads");
+  return Status::OK();
+}
+
 // Every value of attribute `name` is >= `min` (1: "non-positive", 0: "negative").
 inline Status CheckAttrValues(const std::vector<int64_t>& v, int64_t min, const std::string& who, const char* name) {
   for (int64_t x : v)
@@ -95,20 +115,19 @@ inline Status SizedAttr(const Names& nm, const Dims& xd, const std::vector<int64
 // Fills g's nd, in, k (from W, checked against kernel_shape), s, d, and sizes
 // out/pb; returns the pads sized to 2*nd. The caller then sets each dim with
 // Geom::SetDim.
-inline Status ResolveCommon(const Names& nm, const Dims& xd, const Dims& wd, const std::vector<int64_t>& kernel_shape,
-                            const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations,
-                            const std::vector<int64_t>& pads_attr, Geom* g, std::vector<int64_t>* pads) {
+inline Status ResolveCommon(const Names& nm, const Dims& xd, const Dims& wd, const Attrs& a, Geom* g,
+                            std::vector<int64_t>* pads) {
   const size_t nd = xd.size() - 2;
   g->nd = nd;
   g->k.assign(wd.begin() + 2, wd.end());
   for (int64_t v : g->k)
     ONYX_CHECK_ARG(v > 0, nm.op, ": ", nm.w, " ", ShapeToString(wd), " has an empty kernel dimension");
-  if (!kernel_shape.empty())
-    ONYX_CHECK_ARG(kernel_shape == g->k, nm.op, ": attribute kernel_shape ", ShapeToString(kernel_shape),
+  if (!a.kernel_shape.empty())
+    ONYX_CHECK_ARG(a.kernel_shape == g->k, nm.op, ": attribute kernel_shape ", ShapeToString(a.kernel_shape),
                    " does not match ", nm.w, " ", ShapeToString(wd));
-  ONYX_RETURN_IF_ERROR(SizedAttr(nm, xd, strides, nd, 1, "strides", &g->s));
-  ONYX_RETURN_IF_ERROR(SizedAttr(nm, xd, dilations, nd, 1, "dilations", &g->d));
-  ONYX_RETURN_IF_ERROR(SizedAttr(nm, xd, pads_attr, 2 * nd, 0, "pads", pads));
+  ONYX_RETURN_IF_ERROR(SizedAttr(nm, xd, a.strides, nd, 1, "strides", &g->s));
+  ONYX_RETURN_IF_ERROR(SizedAttr(nm, xd, a.dilations, nd, 1, "dilations", &g->d));
+  ONYX_RETURN_IF_ERROR(SizedAttr(nm, xd, a.pads, 2 * nd, 0, "pads", pads));
   g->in.assign(xd.begin() + 2, xd.end());
   g->out.resize(nd);
   g->pb.resize(nd);

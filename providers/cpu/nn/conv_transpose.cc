@@ -75,20 +75,14 @@ class ConvTransposeKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo& info) {
     const std::string who = info.node().Describe();
-    ONYX_RETURN_IF_ERROR(conv::ParseAutoPad(info.AttrString("auto_pad", "NOTSET"), who, &auto_pad_));
-    group_ = info.AttrInt("group", 1);
-    ONYX_CHECK(group_ >= 1, ErrorCode::kInvalidGraph, who, ": attribute group must be >= 1, got ", group_);
-    kernel_shape_ = info.AttrInts("kernel_shape");
-    strides_ = info.AttrInts("strides");
-    dilations_ = info.AttrInts("dilations");
-    pads_ = info.AttrInts("pads");
+    ONYX_RETURN_IF_ERROR(conv::ParseAttrs(info, who, &attrs_));
     output_padding_ = info.AttrInts("output_padding");
     output_shape_ = info.AttrInts("output_shape");
-    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(strides_, 1, who, "strides"));
-    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(dilations_, 1, who, "dilations"));
+    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(attrs_.strides, 1, who, "strides"));
+    ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(attrs_.dilations, 1, who, "dilations"));
     ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(output_padding_, 0, who, "output_padding"));
     ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(output_shape_, 0, who, "output_shape"));
-    return conv::CheckPadsCount(pads_, who);
+    return conv::CheckPadsCount(attrs_.pads, who);
   }
 
   Status Compute(KernelContext& ctx) const override {
@@ -108,13 +102,13 @@ class ConvTransposeKernel final : public OpKernel {
     const int64_t N = xd[0], C = xd[1];
     ONYX_CHECK_ARG(C == wd[0], "ConvTranspose: input 'X' ", ShapeToString(xd), " has ", C,
                    " channels but input 'W' ", ShapeToString(wd), " expects ", wd[0]);
-    ONYX_CHECK_ARG(C % group_ == 0, "ConvTranspose: input 'X' ", ShapeToString(xd), " has ", C,
-                   " channels, not a multiple of group ", group_);
-    const int64_t Mg = wd[1], M = Mg * group_;
+    ONYX_CHECK_ARG(C % attrs_.group == 0, "ConvTranspose: input 'X' ", ShapeToString(xd), " has ", C,
+                   " channels, not a multiple of group ", attrs_.group);
+    const int64_t Mg = wd[1], M = Mg * attrs_.group;
     if (bias != nullptr)
       ONYX_CHECK_ARG(bias->rank() == 1 && bias->dims()[0] == M, "ConvTranspose: input 'B' ",
                      ShapeToString(bias->dims()), " must be [", M, "] (output channels of input 'W' ",
-                     ShapeToString(wd), " times group ", group_, ")");
+                     ShapeToString(wd), " times group ", attrs_.group, ")");
     Geom g;
     ONYX_RETURN_IF_ERROR(Resolve(xd, wd, &g));
     Dims yd{N, M};
@@ -133,7 +127,7 @@ class ConvTransposeKernel final : public OpKernel {
     const conv::Names names{"ConvTranspose", "input 'X'", "input 'W'"};
     std::vector<int64_t> pads, opad, oshape;
     ONYX_RETURN_IF_ERROR(
-        conv::ResolveCommon(names, xd, wd, kernel_shape_, strides_, dilations_, pads_, g, &pads));
+        conv::ResolveCommon(names, xd, wd, attrs_, g, &pads));
     ONYX_RETURN_IF_ERROR(conv::SizedAttr(names, xd, output_padding_, nd, 0, "output_padding", &opad));
     if (!output_shape_.empty()) {
       // Some exporters write the whole shape (N, C, spatial...).
@@ -144,11 +138,11 @@ class ConvTransposeKernel final : public OpKernel {
       const int64_t in = g->in[j], s = g->s[j], keff = (g->k[j] - 1) * g->d[j] + 1;
       const int64_t natural = s * (in - 1) + opad[j] + keff;
       int64_t out = 0, pb = 0;
-      if (!oshape.empty() || auto_pad_ == AutoPad::kSameUpper || auto_pad_ == AutoPad::kSameLower) {
+      if (!oshape.empty() || attrs_.auto_pad == AutoPad::kSameUpper || attrs_.auto_pad == AutoPad::kSameLower) {
         out = !oshape.empty() ? oshape[j] : in * s;
         const int64_t total = std::max<int64_t>(0, natural - out);
-        pb = auto_pad_ == AutoPad::kSameLower ? total - total / 2 : total / 2;
-      } else if (auto_pad_ == AutoPad::kValid) {
+        pb = attrs_.auto_pad == AutoPad::kSameLower ? total - total / 2 : total / 2;
+      } else if (attrs_.auto_pad == AutoPad::kValid) {
         out = natural;
       } else {
         pb = pads[j];
@@ -164,7 +158,7 @@ class ConvTransposeKernel final : public OpKernel {
   template <typename T>
   Status Run(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* bias, const Geom& g,
              Tensor* y) const {
-    const int64_t N = x.dims()[0], C = x.dims()[1], Mg = w.dims()[1], M = Mg * group_, Cg = C / group_;
+    const int64_t N = x.dims()[0], C = x.dims()[1], Mg = w.dims()[1], M = Mg * attrs_.group, Cg = C / attrs_.group;
     const int64_t rows = Mg * g.kvol, IS = g.in_size, OS = g.out_size;
     ONYX_CHECK_ARG(FitsBlasInt(rows) && FitsBlasInt(IS) && FitsBlasInt(Cg), "ConvTranspose: input 'X' ",
                    ShapeToString(x.dims()), " and input 'W' ", ShapeToString(w.dims()),
@@ -187,13 +181,13 @@ class ConvTransposeKernel final : public OpKernel {
     auto block = [&](int64_t n, int64_t grp) { return yv + (n * M + grp * Mg) * OS; };
 
     const double work = static_cast<double>(rows) * IS * Cg;
-    const int64_t units = N * group_;
+    const int64_t units = N * attrs_.group;
     if (work <= kBlasSingleThreadWork && units > 1) {
       const int64_t min_chunk = std::max<int64_t>(1, static_cast<int64_t>(65536.0 / std::max(work, 1.0)));
       ThreadPool::For(ctx.threads(), units, min_chunk, [&](int64_t begin, int64_t end) {
         std::vector<T> cols(static_cast<size_t>(rows * IS));
         for (int64_t u = begin; u < end; ++u) {
-          const int64_t n = u / group_, grp = u % group_;
+          const int64_t n = u / attrs_.group, grp = u % attrs_.group;
           gemm(n, grp, cols.data());
           Col2Im<T>(cols.data(), g, 0, Mg, block(n, grp));
         }
@@ -202,7 +196,7 @@ class ConvTransposeKernel final : public OpKernel {
     }
     std::vector<T> cols(static_cast<size_t>(rows * IS));
     for (int64_t n = 0; n < N; ++n) {
-      for (int64_t grp = 0; grp < group_; ++grp) {
+      for (int64_t grp = 0; grp < attrs_.group; ++grp) {
         if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, "ConvTranspose: run terminated on request");
         gemm(n, grp, cols.data());
         T* yb = block(n, grp);
@@ -213,9 +207,8 @@ class ConvTransposeKernel final : public OpKernel {
     return Status::OK();
   }
 
-  AutoPad auto_pad_ = AutoPad::kNotSet;
-  int64_t group_ = 1;
-  std::vector<int64_t> kernel_shape_, strides_, dilations_, pads_, output_padding_, output_shape_;
+  conv::Attrs attrs_;
+  std::vector<int64_t> output_padding_, output_shape_;
 };
 
 }  // namespace
