@@ -187,25 +187,15 @@ void Im2Col(const T* x, const ConvGeom& g, int64_t row_begin, int64_t row_end, T
   std::vector<int64_t> kk(nd), o(nd);
   for (int64_t row = row_begin; row < row_end; ++row) {
     const T* xc = x + (row / g.kvol) * g.in_size;
-    int64_t rem = row % g.kvol;
-    for (size_t j = nd; j-- > 0;) {
-      kk[j] = rem % g.k[j];
-      rem /= g.k[j];
-    }
+    conv::KernelTaps(row % g.kvol, g, &kk);
     const int64_t off_w = kk[nd - 1] * g.d[nd - 1] - g.pb[nd - 1];
     int64_t lo, hi;
     ValidRange(off_w, sw, iw_n, ow_n, &lo, &hi);
     T* dst = col + row * g.out_size;
     std::fill(o.begin(), o.end(), 0);
     for (int64_t oi = 0; oi < outer; ++oi, dst += ow_n) {
-      bool inside = true;
       int64_t in_off = 0;
-      for (size_t j = 0; j + 1 < nd; ++j) {
-        const int64_t ij = o[j] * g.s[j] - g.pb[j] + kk[j] * g.d[j];
-        inside = inside && ij >= 0 && ij < g.in[j];
-        in_off = in_off * g.in[j] + ij;
-      }
-      if (!inside) {
+      if (!conv::TapRowOffset(g, o, kk, g.in, &in_off)) {
         std::fill(dst, dst + ow_n, T(0));
       } else {
         const T* src = xc + in_off * iw_n + off_w;
@@ -217,10 +207,7 @@ void Im2Col(const T* x, const ConvGeom& g, int64_t row_begin, int64_t row_end, T
         }
         std::fill(dst + hi, dst + ow_n, T(0));
       }
-      for (size_t j = nd - 1; j-- > 0;) {
-        if (++o[j] < g.out[j]) break;
-        o[j] = 0;
-      }
+      conv::NextRowIndex(nd, g.out, &o);
     }
   }
 }

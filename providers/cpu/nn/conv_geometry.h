@@ -91,6 +91,39 @@ inline void ValidRange(int64_t off, int64_t stride, int64_t limit, int64_t n, in
   *hi = std::max(*lo, std::min(n, CeilDiv(limit - off, stride)));
 }
 
+// The walk shared by Im2Col (Conv) and Col2Im (ConvTranspose): for kernel
+// position r in [0, kvol), taps kk per dim; then, over an index `idx` of all
+// spatial dims but the last, the positions idx[j]*s[j] - pb[j] + kk[j]*d[j]
+// in a grid of extent `limit` (g.in for Im2Col, g.out for Col2Im).
+inline void KernelTaps(int64_t r, const Geom& g, std::vector<int64_t>* kk) {
+  for (size_t j = g.nd; j-- > 0;) {
+    (*kk)[j] = r % g.k[j];
+    r /= g.k[j];
+  }
+}
+
+// The row-major offset of those positions over dims [0, nd - 1) of `limit`;
+// false when one falls outside.
+inline bool TapRowOffset(const Geom& g, const std::vector<int64_t>& idx, const std::vector<int64_t>& kk,
+                         const std::vector<int64_t>& limit, int64_t* off) {
+  int64_t o = 0;
+  for (size_t j = 0; j + 1 < g.nd; ++j) {
+    const int64_t p = idx[j] * g.s[j] - g.pb[j] + kk[j] * g.d[j];
+    if (p < 0 || p >= limit[j]) return false;
+    o = o * limit[j] + p;
+  }
+  *off = o;
+  return true;
+}
+
+// Steps `idx` to the next index over dims [0, nd - 1) of `extent`, row-major.
+inline void NextRowIndex(size_t nd, const std::vector<int64_t>& extent, std::vector<int64_t>* idx) {
+  for (size_t j = nd - 1; j-- > 0;) {
+    if (++(*idx)[j] < extent[j]) break;
+    (*idx)[j] = 0;
+  }
+}
+
 // Names for the messages of one op: "Conv" with "input X"/"weight W", or
 // "ConvTranspose" with "input 'X'"/"input 'W'".
 struct Names {

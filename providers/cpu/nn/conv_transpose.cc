@@ -37,24 +37,14 @@ void Col2Im(const T* cols, const Geom& g, int64_t m_begin, int64_t m_end, T* y) 
     T* plane = y + m * g.out_size;
     for (int64_t kr = 0; kr < g.kvol; ++kr) {
       const T* src = cols + (m * g.kvol + kr) * g.in_size;
-      int64_t rem = kr;
-      for (size_t j = nd; j-- > 0;) {
-        kk[j] = rem % g.k[j];
-        rem /= g.k[j];
-      }
+      conv::KernelTaps(kr, g, &kk);
       const int64_t off_w = kk[nd - 1] * g.d[nd - 1] - g.pb[nd - 1];
       int64_t lo, hi;
       ValidRange(off_w, sw, ow_n, iw_n, &lo, &hi);
       std::fill(i.begin(), i.end(), 0);
       for (int64_t oi = 0; oi < outer; ++oi, src += iw_n) {
-        bool inside = true;
         int64_t out_off = 0;
-        for (size_t j = 0; j + 1 < nd; ++j) {
-          const int64_t oj = i[j] * g.s[j] - g.pb[j] + kk[j] * g.d[j];
-          inside = inside && oj >= 0 && oj < g.out[j];
-          out_off = out_off * g.out[j] + oj;
-        }
-        if (inside && lo < hi) {
+        if (conv::TapRowOffset(g, i, kk, g.out, &out_off) && lo < hi) {
           T* dst = plane + out_off * ow_n + off_w;
           if (sw == 1) {
             for (int64_t w = lo; w < hi; ++w) dst[w] += src[w];
@@ -62,10 +52,7 @@ void Col2Im(const T* cols, const Geom& g, int64_t m_begin, int64_t m_end, T* y) 
             for (int64_t w = lo; w < hi; ++w) dst[w * sw] += src[w];
           }
         }
-        for (size_t j = nd - 1; j-- > 0;) {
-          if (++i[j] < g.in[j]) break;
-          i[j] = 0;
-        }
+        conv::NextRowIndex(nd, g.in, &i);
       }
     }
   }
