@@ -13,21 +13,6 @@ namespace {
 // is a function that calls itself.
 constexpr int kMaxRounds = 32;
 
-const TypeInfo* FindType(const Graph& g, const std::string& name, TypeInfo* scratch) {
-  for (const Graph* s = &g; s != nullptr; s = s->parent) {
-    auto it = s->value_types.find(name);
-    if (it != s->value_types.end()) return &it->second;
-    auto init = s->initializers.find(name);
-    if (init != s->initializers.end() && init->second) {
-      std::vector<Dim> dims;
-      for (int64_t d : init->second->dims()) dims.push_back(Dim::Of(d));
-      *scratch = TypeInfo::Tensor(init->second->type(), std::move(dims));
-      return scratch;
-    }
-  }
-  return nullptr;
-}
-
 void CollectNames(const Graph& g, std::unordered_set<std::string>* names) {
   for (const auto& vi : g.inputs) names->insert(vi.name);
   for (const auto& vi : g.outputs) names->insert(vi.name);
@@ -47,7 +32,7 @@ void CollectNames(const Graph& g, std::unordered_set<std::string>* names) {
 struct Expander {
   const Model& model;
   const KernelQuery& has_kernel;
-  std::unordered_set<std::string> names;  // every name in the model, grown as bodies add theirs
+  std::unordered_set<std::string> names;  // every name in the model (once needed), grown as bodies add theirs
   int expanded = 0;
 
   Status ExpandGraph(Graph& g) {
@@ -58,11 +43,15 @@ struct Expander {
         if (kv.second.g) ONYX_RETURN_IF_ERROR(ExpandGraph(*kv.second.g));
         for (auto& sg : kv.second.graphs) ONYX_RETURN_IF_ERROR(ExpandGraph(*sg));
       }
-      std::vector<TypeInfo> types = NodeInputTypes(g, node);
-      if (has_kernel(node, types) || !HasFunctionBody(node)) {
+      // Most nodes have no function body: the schema answers that before
+      // their types are gathered and the providers are asked.
+      std::vector<TypeInfo> types;
+      if (!HasFunctionBody(node) || has_kernel(node, types = NodeInputTypes(g, node))) {
         result.push_back(std::move(node));
         continue;
       }
+      // Names in use are gathered once, when the first body is inlined.
+      if (names.empty()) CollectNames(*model.graph, &names);
       std::vector<Node> body;
       ONYX_RETURN_IF_ERROR(ExpandFunctionBody(node, types, model.opsets, names, &g, &body));
       for (const Node& b : body) {
@@ -84,9 +73,8 @@ std::vector<TypeInfo> NodeInputTypes(const Graph& graph, const Node& node) {
   std::vector<TypeInfo> types(node.inputs.size());
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (node.inputs[i].empty()) continue;
-    TypeInfo scratch;
-    const TypeInfo* t = FindType(graph, node.inputs[i], &scratch);
-    if (t != nullptr) types[i] = *t;
+    for (const Graph* g = &graph; g != nullptr; g = g->parent)
+      if (g->LocalType(node.inputs[i], &types[i])) break;
   }
   return types;
 }
@@ -104,7 +92,6 @@ Status CheckInputTypesAgainstSchemas(const Graph& graph) {
 
 Status ExpandFunctions(Model& model, const KernelQuery& has_kernel, int* expanded) {
   Expander ex{model, has_kernel, {}, 0};
-  CollectNames(*model.graph, &ex.names);
   for (int round = 0;; ++round) {
     int before = ex.expanded;
     ONYX_RETURN_IF_ERROR(ex.ExpandGraph(*model.graph));

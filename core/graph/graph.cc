@@ -5,6 +5,23 @@
 
 namespace onyx {
 
+bool Graph::LocalType(const std::string& name, TypeInfo* out) const {
+  auto init = initializers.find(name);
+  const Tensor* t = init != initializers.end() && init->second ? init->second.get() : nullptr;
+  auto it = value_types.find(name);
+  if (it != value_types.end()) {
+    *out = it->second;
+    if (t == nullptr || (out->kind != TypeInfo::Kind::kUnknown && out->has_shape && out->elem != ElemType::kUndefined))
+      return true;
+  } else if (t == nullptr) {
+    return false;
+  }
+  std::vector<Dim> dims;
+  for (int64_t d : t->dims()) dims.push_back(d >= 0 ? Dim::Of(d) : Dim{});
+  *out = TypeInfo::Tensor(t->type(), std::move(dims));
+  return true;
+}
+
 bool TypeInfo::IsComplete() const {
   switch (kind) {
     case Kind::kTensor:

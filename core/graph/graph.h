@@ -117,6 +117,10 @@ class Graph {
   const Graph* parent = nullptr;
 
   bool IsInitializer(const std::string& n) const { return initializers.count(n) != 0; }
+  // Type of `name` in this graph alone (not its enclosing graphs): declared or
+  // inferred, with an initializer's own dims where the declaration is vague.
+  // False when the graph neither types nor holds it.
+  bool LocalType(const std::string& name, TypeInfo* out) const;
   // Sorts nodes topologically and checks every value has one producer:
   // a cycle, a dangling input or an unproduced output is INVALID_GRAPH.
   // `outer_scope` holds names visible from enclosing graphs (for subgraphs).

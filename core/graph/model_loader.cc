@@ -407,12 +407,6 @@ Status TypeFromProto(const onnx::TypeProto& tp, TypeInfo* out) {
   return loader.ConvertType(tp, out);
 }
 
-Status TensorFromProto(onnx::TensorProto& tp, std::shared_ptr<Tensor>* out) {
-  std::map<std::string, int> none;
-  Loader loader("", none);
-  return loader.ConvertTensor(tp, out);
-}
-
 }  // namespace proto
 
 Status LoadModelFromBytes(const void* data, size_t size, const std::string& model_dir, Model* out) {

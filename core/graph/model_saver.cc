@@ -293,9 +293,6 @@ namespace proto {
 
 Status NodeToProto(const Node& n, onnx::NodeProto* out) { return Saver().ConvertNode(n, out); }
 Status TypeToProto(const TypeInfo& t, onnx::TypeProto* out) { return Saver().ConvertType(t, out); }
-Status TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* out) {
-  return Saver().ConvertTensor(t, name, out);
-}
 
 }  // namespace proto
 

@@ -19,27 +19,22 @@ const onnx::OpSchema* SchemaOf(const Node& node) {
 
 std::string DomainName(const std::string& d) { return d.empty() ? "ai.onnx" : d; }
 
-// "tensor(float)", as schema type constraints spell types; empty when unknown.
+// The newest opset ONNX's library knows for `domain` ("" = ai.onnx), 0 if none.
+int LatestOpset(const std::string& domain) {
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = ranges.find(domain);
+  return it == ranges.end() ? 0 : it->second.second;
+}
+
+// "tensor(float)", as schema type constraints spell types; empty when the
+// type is not complete.
 std::string TypeString(const TypeInfo& t) {
-  switch (t.kind) {
-    case TypeInfo::Kind::kTensor:
-    case TypeInfo::Kind::kSequence:
-    case TypeInfo::Kind::kOptional:
-    case TypeInfo::Kind::kMap:
-    case TypeInfo::Kind::kSparseTensor: {
-      onnx::TypeProto tp;
-      if (!proto::TypeToProto(t, &tp).ok()) return "";
-      // Only complete types can be compared.
-      std::string s;
-      try {
-        s = *onnx::Utils::DataTypeUtils::ToType(tp);
-      } catch (const std::exception&) {
-        return "";
-      }
-      return s;
-    }
-    default:
-      return "";
+  onnx::TypeProto tp;
+  if (!t.IsComplete() || !proto::TypeToProto(t, &tp).ok()) return "";
+  try {
+    return *onnx::Utils::DataTypeUtils::ToType(tp);
+  } catch (const std::exception&) {
+    return "";
   }
 }
 
@@ -48,7 +43,7 @@ std::string TypeString(const TypeInfo& t) {
 Status CheckOpsetImports(const std::map<std::string, int>& opsets) {
   const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   for (const auto& kv : opsets) {
-    const std::string domain = kv.first.empty() ? "" : kv.first;
+    const std::string& domain = kv.first;
     auto it = ranges.find(domain);
     if (it == ranges.end()) continue;
     if (kv.second > it->second.second)
@@ -62,19 +57,12 @@ Status CheckOpsetImports(const std::map<std::string, int>& opsets) {
   return Status::OK();
 }
 
-int LatestOpset(const std::string& domain) {
-  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
-  auto it = ranges.find(domain);
-  return it == ranges.end() ? 0 : it->second.second;
-}
-
-bool HasSchema(const Node& node) { return SchemaOf(node) != nullptr; }
 
 bool HasFunctionBody(const Node& node) {
   const onnx::OpSchema* s = SchemaOf(node);
   if (s == nullptr) return false;
   if (s->HasFunction() && s->GetFunction(node.since_version, false) != nullptr) return true;
-  return s->HasContextDependentFunctionWithOpsetVersion(node.since_version) || s->HasContextDependentFunction();
+  return s->HasContextDependentFunction();
 }
 
 Status CheckNodeInputTypes(const Node& node, const std::vector<TypeInfo>& input_types) {
@@ -217,7 +205,7 @@ class SchemaInferenceContext final : public onnx::InferenceContext {
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       if (!ctx.HasInput(i)) continue;
       const TypeInfo& t = ctx.Input(i);
-      if (t.kind != TypeInfo::Kind::kUnknown && t.IsComplete())
+      if (t.IsComplete())
         has_input_type_[i] = proto::TypeToProto(t, &inputs_[i]).ok();
       const shape_inference::IntData* d = ctx.Data(i);
       if (d != nullptr && d->AllKnown() && t.kind == TypeInfo::Kind::kTensor &&

@@ -22,15 +22,9 @@ class InferContext;
 // onnxruntime refuses it. Other domains (com.microsoft, a model's own) pass.
 Status CheckOpsetImports(const std::map<std::string, int>& opsets);
 
-// The newest opset ONNX's library knows for `domain` ("" = ai.onnx), 0 if none.
-int LatestOpset(const std::string& domain);
-
 // Whether ONNX defines `node` (at its opset) with a function body, plain or
 // built for the node's types and attributes (context-dependent).
 bool HasFunctionBody(const Node& node);
-
-// Whether ONNX has a schema for `node` at its opset.
-bool HasSchema(const Node& node);
 
 // Checks the types of the node's inputs against its schema's type constraints:
 // INVALID_GRAPH naming node, input and the allowed types. Unknown types, nodes

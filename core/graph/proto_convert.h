@@ -18,12 +18,10 @@ namespace proto {
 Status NodeFromProto(onnx::NodeProto& np, const Graph* owner, const std::map<std::string, int>& opsets, int index,
                      Node* out);
 Status TypeFromProto(const onnx::TypeProto& tp, TypeInfo* out);
-Status TensorFromProto(onnx::TensorProto& tp, std::shared_ptr<Tensor>* out);
 
 // model_saver.cc.
 Status NodeToProto(const Node& n, onnx::NodeProto* out);
 Status TypeToProto(const TypeInfo& t, onnx::TypeProto* out);
-Status TensorToProto(const Tensor& t, const std::string& name, onnx::TensorProto* out);
 
 // onnx_schema.cc: inlines every call of a model-local function
 // (ModelProto.functions, attributes passed by ref_attr_name, nested calls,

@@ -97,31 +97,9 @@ struct GraphState {
 
   // Type of `name` as visible from this graph; false when not found.
   bool LookupType(const std::string& name, TypeInfo* out) const {
-    for (const GraphState* s = this; s; s = s->parent) {
-      auto it = s->graph->value_types.find(name);
-      if (it != s->graph->value_types.end()) {
-        *out = it->second;
-        // An initializer's own dims are authoritative when the declaration is vague.
-        auto init = s->graph->initializers.find(name);
-        if (init != s->graph->initializers.end() && init->second &&
-            (out->kind == TypeInfo::Kind::kUnknown || !out->has_shape || out->elem == ElemType::kUndefined)) {
-          *out = FromTensor(*init->second);
-        }
-        return true;
-      }
-      auto init = s->graph->initializers.find(name);
-      if (init != s->graph->initializers.end() && init->second) {
-        *out = FromTensor(*init->second);
-        return true;
-      }
-    }
+    for (const GraphState* s = this; s; s = s->parent)
+      if (s->graph->LocalType(name, out)) return true;
     return false;
-  }
-
-  static TypeInfo FromTensor(const Tensor& t) {
-    std::vector<Dim> dims;
-    for (int64_t d : t.dims()) dims.push_back(d >= 0 ? Dim::Of(d) : Dim{});
-    return TypeInfo::Tensor(t.type(), std::move(dims));
   }
 
   static bool IsGraphInput(const Graph& g, const std::string& name) {
@@ -524,10 +502,8 @@ Status InferContext::InferSubgraph(Graph& sub, const std::vector<TypeInfo>& inpu
 
 TypeInfo InferContext::SubgraphOutput(const Graph& sub, size_t i) {
   if (i >= sub.outputs.size()) return TypeInfo();
-  auto it = sub.value_types.find(sub.outputs[i].name);
-  if (it != sub.value_types.end() && it->second.kind != TypeInfo::Kind::kUnknown) return it->second;
-  auto init = sub.initializers.find(sub.outputs[i].name);
-  if (init != sub.initializers.end() && init->second) return GraphState::FromTensor(*init->second);
+  TypeInfo t;
+  if (sub.LocalType(sub.outputs[i].name, &t) && t.kind != TypeInfo::Kind::kUnknown) return t;
   return sub.outputs[i].type;
 }
 
