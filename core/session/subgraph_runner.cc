@@ -12,14 +12,7 @@ Status PlanSubgraphRunner::Create(const Graph& graph, const std::vector<Executio
   // iterations; the session's pattern machinery is for whole runs.
   sub.mem_pattern = false;
   ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(graph, providers, sub, &r->plan_));
-  std::unordered_set<std::string> local;
-  for (const auto& in : graph.inputs) {
-    r->input_slots_.push_back(r->plan_->SlotOf(in.name));
-    local.insert(in.name);
-  }
-  for (const auto& kv : graph.initializers) local.insert(kv.first);
-  for (const auto& n : graph.nodes)
-    for (const auto& o : n.outputs) local.insert(o);
+  for (const auto& in : graph.inputs) r->input_slots_.push_back(r->plan_->SlotOf(in.name));
   for (const auto& o : graph.outputs) {
     int s = r->plan_->SlotOf(o.name);
     if (s < 0)
@@ -27,9 +20,14 @@ Status PlanSubgraphRunner::Create(const Graph& graph, const std::vector<Executio
                        "' is not produced by any of its nodes, inputs or enclosing graphs");
     r->output_slots_.push_back(s);
   }
+  // Every other slot that no node, input or initializer of the subgraph fills
+  // is a name of an enclosing graph.
+  const std::unordered_set<int> inputs(r->input_slots_.begin(), r->input_slots_.end());
   for (size_t s = 0; s < r->plan_->num_slots(); ++s) {
-    const std::string& name = r->plan_->slot_name(static_cast<int>(s));
-    if (!local.count(name)) r->outer_.emplace_back(static_cast<int>(s), name);
+    const int slot = static_cast<int>(s);
+    const std::string& name = r->plan_->slot_name(slot);
+    if (!r->plan_->IsNodeOutput(slot) && !inputs.count(slot) && !graph.IsInitializer(name))
+      r->outer_.emplace_back(slot, name);
   }
   *out = std::move(r);
   return Status::OK();

@@ -1,5 +1,7 @@
 #include "providers/cpu/controlflow/controlflow_util.h"
 
+#include "providers/cpu/common/concat_copy.h"
+
 #include <cstring>
 #include <string>
 
@@ -93,23 +95,26 @@ Status SliceAlongAxis(const Tensor& x, int64_t axis, int64_t index, Tensor* out)
   return Status::OK();
 }
 
-Status StackAlongAxis(const std::vector<std::shared_ptr<Tensor>>& parts, int64_t axis, bool reverse, Tensor* out) {
+Status StackAlongAxis(const std::vector<std::shared_ptr<Tensor>>& parts, int64_t axis, bool reverse,
+                      ThreadPool* threads, Tensor* out) {
   if (parts.empty()) return Status::OK();
   const Dims& pd = parts[0]->dims();
   ONYX_CHECK_ARG(!SubByte(parts[0]->type()), "stacking ", ElemTypeName(parts[0]->type()), " tensors is not supported");
   ONYX_CHECK_ARG(axis >= 0 && axis <= static_cast<int64_t>(pd.size()), "axis ", axis, " is out of range for rank ",
                  pd.size() + 1);
-  int64_t outer = 1, inner = 1;
-  for (size_t k = 0; k < pd.size(); ++k) (static_cast<int64_t>(k) < axis ? outer : inner) *= pd[k];
-  const int64_t n = static_cast<int64_t>(parts.size());
-  for (int64_t p = 0; p < n; ++p) {
-    const Tensor& part = *parts[reverse ? n - 1 - p : p];
+  // Stacking is concatenation of parts seen with a 1 inserted at `axis`.
+  int64_t outer = 1;
+  for (int64_t k = 0; k < axis; ++k) outer *= pd[k];
+  std::vector<const Tensor*> ins;
+  ins.reserve(parts.size());
+  for (size_t p = 0; p < parts.size(); ++p) {
+    const Tensor& part = *parts[reverse ? parts.size() - 1 - p : p];
     ONYX_CHECK_ARG(part.dims() == pd && part.type() == parts[0]->type(), "iteration outputs differ: ",
                    ElemTypeName(parts[0]->type()), ShapeToString(pd), " and ", ElemTypeName(part.type()),
                    ShapeToString(part.dims()));
-    for (int64_t o = 0; o < outer; ++o) CopyElems(part, o * inner, *out, (o * n + p) * inner, inner);
+    ins.push_back(&part);
   }
-  return Status::OK();
+  return ConcatInto(ins, outer, threads, out, "stacking iteration outputs");
 }
 
 }  // namespace controlflow

@@ -25,7 +25,8 @@ Status SliceAlongAxis(const Tensor& x, int64_t axis, int64_t index, Tensor* out)
 // Stacks equally shaped tensors along a new axis `axis` (0..rank), written
 // into `out` (already allocated with the stacked shape). `reverse` stacks the
 // parts last to first.
-Status StackAlongAxis(const std::vector<std::shared_ptr<Tensor>>& parts, int64_t axis, bool reverse, Tensor* out);
+Status StackAlongAxis(const std::vector<std::shared_ptr<Tensor>>& parts, int64_t axis, bool reverse,
+                      ThreadPool* threads, Tensor* out);
 
 }  // namespace controlflow
 }  // namespace onyx

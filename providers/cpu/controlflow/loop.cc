@@ -101,7 +101,7 @@ class LoopKernel final : public OpKernel {
       }
       if (type == ElemType::kUndefined) type = ElemType::kFloat;
       Tensor* out = ctx.Output(carried_ + k, dims, type);
-      if (out != nullptr) ONYX_RETURN_IF_ERROR(controlflow::StackAlongAxis(scans[k], 0, false, out));
+      if (out != nullptr) ONYX_RETURN_IF_ERROR(controlflow::StackAlongAxis(scans[k], 0, false, ctx.threads(), out));
     }
     return Status::OK();
   }

@@ -98,7 +98,7 @@ class ScanKernel final : public OpKernel {
       Dims dims{static_cast<int64_t>(rows.size())};
       for (int64_t d : rows[0]->dims()) dims.push_back(d);
       Tensor* out = ctx.Output(out_index, dims, rows[0]->type());
-      return out ? controlflow::StackAlongAxis(rows, 0, false, out) : Status::OK();
+      return out ? controlflow::StackAlongAxis(rows, 0, false, ctx.threads(), out) : Status::OK();
     };
     for (int i = 0; i < states_; ++i) ONYX_RETURN_IF_ERROR(stack(i, state_rows[i]));
     for (int k = 0; k < scan_outputs_; ++k) ONYX_RETURN_IF_ERROR(stack(states_ + k, out_rows[k]));
@@ -160,7 +160,7 @@ class ScanKernel final : public OpKernel {
       Dims dims = elem;
       dims.insert(dims.begin() + a, static_cast<int64_t>(parts[k].size()));
       auto out = std::make_shared<Tensor>(type, dims);
-      ONYX_RETURN_IF_ERROR(controlflow::StackAlongAxis(parts[k], a, out_dirs_[k] != 0, out.get()));
+      ONYX_RETURN_IF_ERROR(controlflow::StackAlongAxis(parts[k], a, out_dirs_[k] != 0, ctx.threads(), out.get()));
       stacked->push_back(std::move(out));
     }
     return Status::OK();
