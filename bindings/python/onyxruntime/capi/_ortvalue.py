@@ -254,11 +254,7 @@ class OrtValue(_values.ValueHolder):
         if elem in _values.PACKED_4BIT_CODES:
             # Packed two per byte in memory: numpy gets an unpacked copy.
             return _values.output_array("OrtValue", self._value)
-        if dtype in _values.VIEW_THROUGH_UINT:
-            # ml_dtypes types: a view through an unsigned integer of their size.
-            raw = np.asarray(_Buffer(self, self.data_ptr(), shape, np.dtype("u%d" % dtype.itemsize), self._readonly))
-            return raw.view(dtype)
-        return np.asarray(_Buffer(self, self.data_ptr(), shape, dtype, self._readonly))
+        return _values.view_of(lambda d: _Buffer(self, self.data_ptr(), shape, d, self._readonly), dtype)
 
     # ---- mutation -------------------------------------------------------
 

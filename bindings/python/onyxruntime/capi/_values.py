@@ -53,9 +53,17 @@ if _mld is not None:
 _ONYX_TO_NP = {v: k for k, v in _NP_TO_ONYX.items()}
 _ONYX_TO_NP.update({v: k for k, v in _PACKED_4BIT.items()})
 PACKED_4BIT_CODES = frozenset(_PACKED_4BIT.values())
-# ml_dtypes types numpy's array interface cannot spell ("<f1", "V2"): read as
-# an unsigned integer of their size, then viewed as the real type.
-VIEW_THROUGH_UINT = frozenset(d for d, code in _NP_TO_ONYX.items() if 16 <= code <= 20)
+# ml_dtypes types numpy's array interface cannot spell ("<f1", "V2").
+_VIEW_THROUGH_UINT = frozenset(d for d, code in _NP_TO_ONYX.items() if 16 <= code <= 20)
+
+
+def view_of(make_buffer, dtype):
+    """A numpy view of library memory: `make_buffer(interface_dtype)` builds the
+    __array_interface__ object. ml_dtypes types are read as an unsigned integer
+    of their size, then viewed as the real type."""
+    if dtype in _VIEW_THROUGH_UINT:
+        return np.asarray(make_buffer(np.dtype("u%d" % dtype.itemsize))).view(dtype)
+    return np.asarray(make_buffer(dtype))
 
 
 def _pack_4bit(arr):
@@ -346,9 +354,4 @@ def output_array(name, value):
         nbytes = (count + 1) // 2
         packed = np.frombuffer(ffi.buffer(ptr[0], nbytes), dtype=np.uint8)
         return _unpack_4bit(packed, count, dtype).reshape(shape)
-    if dtype in VIEW_THROUGH_UINT:
-        # ml_dtypes types have no array-interface spelling: read the bytes as
-        # an unsigned integer of their size, then view them as the real type.
-        raw = np.asarray(_ValueBuffer(value, ptr[0], shape, np.dtype("u%d" % dtype.itemsize)))
-        return raw.view(dtype)
-    return np.asarray(_ValueBuffer(value, ptr[0], shape, dtype))
+    return view_of(lambda d: _ValueBuffer(value, ptr[0], shape, d), dtype)
