@@ -84,7 +84,7 @@ Status ExecutionPlan::Execute(std::vector<Value>& values, const std::vector<std:
         return MakeError(ErrorCode::kRuntimeException, "while running ", step.node->Describe(), ": input '",
                          slot_names_[s], "' has no value");
     }
-    RunContext ctx(values, step.inputs, step.outputs, presets, slot_names_, step.allocator,
+    RunContext ctx(values, step.inputs, step.outputs, presets, step.allocator,
                    pattern ? &*pattern : nullptr, threads, run_options, *this, outer);
     auto start = profiler ? Profiler::Clock::now() : Profiler::Clock::time_point();
     Status s;

@@ -12,7 +12,7 @@ Tensor* RunContext::Output(int i, const Dims& dims, ElemType type) {
     // behind the caller's back.
     const std::shared_ptr<Tensor>& bound = (*presets_)[slot];
     if (bound->type() != type || bound->dims() != dims)
-      throw OnyxException(MakeError(ErrorCode::kInvalidArgument, "output '", slot_names_[slot], "' is bound to a ",
+      throw OnyxException(MakeError(ErrorCode::kInvalidArgument, "output '", plan_.slot_name(slot), "' is bound to a ",
                                     ElemTypeName(bound->type()), ShapeToString(bound->dims()),
                                     " buffer but the model produces ", ElemTypeName(type), ShapeToString(dims)));
     values_[slot] = Value(bound);
@@ -29,7 +29,7 @@ Tensor* RunContext::Output(int i, const Dims& dims, ElemType type) {
 Status RunContext::SetOutputValue(int i, Value v) {
   ONYX_CHECK_ARG(i >= 0 && i < static_cast<int>(outputs_.size()), "output index ", i, " out of range");
   if (outputs_[i] < 0) return Status::OK();
-  ONYX_CHECK_ARG(!(presets_ && (*presets_)[outputs_[i]]), "output '", slot_names_[outputs_[i]],
+  ONYX_CHECK_ARG(!(presets_ && (*presets_)[outputs_[i]]), "output '", plan_.slot_name(outputs_[i]),
                  "' is bound to a tensor buffer but the model produces a non-tensor value");
   values_[outputs_[i]] = std::move(v);
   return Status::OK();

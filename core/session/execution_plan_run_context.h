@@ -15,14 +15,12 @@ namespace onyx {
 class RunContext final : public KernelContext {
  public:
   RunContext(std::vector<Value>& values, const std::vector<int>& inputs, const std::vector<int>& outputs,
-             const std::vector<std::shared_ptr<Tensor>>* presets, const std::vector<std::string>& slot_names,
-             Allocator* alloc, MemPatternRun* pattern, ThreadPool* threads, const RunOptions* ro,
-             const ExecutionPlan& plan, const KernelContext* outer)
+             const std::vector<std::shared_ptr<Tensor>>* presets, Allocator* alloc, MemPatternRun* pattern,
+             ThreadPool* threads, const RunOptions* ro, const ExecutionPlan& plan, const KernelContext* outer)
       : values_(values),
         inputs_(inputs),
         outputs_(outputs),
         presets_(presets),
-        slot_names_(slot_names),
         alloc_(alloc),
         pattern_(pattern),
         threads_(threads),
@@ -61,7 +59,6 @@ class RunContext final : public KernelContext {
   const std::vector<int>& inputs_;
   const std::vector<int>& outputs_;
   const std::vector<std::shared_ptr<Tensor>>* presets_;
-  const std::vector<std::string>& slot_names_;
   Allocator* alloc_;
   MemPatternRun* pattern_;
   ThreadPool* threads_;
