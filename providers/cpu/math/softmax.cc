@@ -13,6 +13,15 @@ namespace onyx {
 
 namespace {
 
+// A value computed in C, rounded to the storage type T and back. For 16-bit
+// floats Softmax rounds each step (x - max, exp, the sum) to T, as ONNX's
+// op-by-op semantics in T (and its reference) do; float and double pass through.
+template <typename T, typename C>
+inline C InT(C v) {
+  if constexpr (std::is_same<T, C>::value) return v;
+  else return static_cast<C>(static_cast<T>(v));
+}
+
 // Softmax over `n` values that are `stride` apart, for `inner` interleaved
 // rows at once (stride == inner). Subtracting the row max keeps exp in range.
 template <typename T, bool kLog>
@@ -40,12 +49,17 @@ void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner) {
       for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(static_cast<C>(x[i]) - ls);
     } else {
       for (int64_t i = 0; i < n; ++i) {
-        C e = fastmath::ExpOf(static_cast<C>(x[i]) - m);
+        const C e = InT<T>(fastmath::ExpOf(InT<T>(static_cast<C>(x[i]) - m)));
         y[i] = static_cast<T>(e);
         s += e;
       }
-      const C inv = C(1) / s;
-      for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(static_cast<C>(y[i]) * inv);
+      if constexpr (std::is_same<T, C>::value) {
+        const C inv = C(1) / s;
+        for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(y[i] * inv);
+      } else {
+        s = InT<T>(s);
+        for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(static_cast<C>(y[i]) / s);
+      }
     }
     return;
   }
@@ -61,14 +75,16 @@ void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner) {
   }
   for (int64_t i = 0; i < n; ++i) {
     const T* r = x + i * inner;
-    for (int64_t j = 0; j < inner; ++j) s[j] += fastmath::ExpOf(static_cast<C>(r[j]) - m[j]);
+    for (int64_t j = 0; j < inner; ++j) s[j] += InT<T>(fastmath::ExpOf(InT<T>(static_cast<C>(r[j]) - m[j])));
   }
+  if (!kLog)
+    for (int64_t j = 0; j < inner; ++j) s[j] = InT<T>(s[j]);
   for (int64_t i = 0; i < n; ++i) {
     const T* r = x + i * inner;
     T* o = y + i * inner;
     for (int64_t j = 0; j < inner; ++j) {
       C v = static_cast<C>(r[j]) - m[j];
-      o[j] = static_cast<T>(kLog ? v - std::log(s[j]) : fastmath::ExpOf(v) / s[j]);
+      o[j] = static_cast<T>(kLog ? v - std::log(s[j]) : InT<T>(fastmath::ExpOf(InT<T>(v))) / s[j]);
     }
   }
 }
