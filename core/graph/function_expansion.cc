@@ -39,14 +39,19 @@ struct Expander {
     std::vector<Node> result;
     result.reserve(g.nodes.size());
     for (Node& node : g.nodes) {
-      for (auto& kv : node.attrs) {
-        if (kv.second.g) ONYX_RETURN_IF_ERROR(ExpandGraph(*kv.second.g));
-        for (auto& sg : kv.second.graphs) ONYX_RETURN_IF_ERROR(ExpandGraph(*sg));
-      }
       // Most nodes have no function body: the schema answers that before
       // their types are gathered and the providers are asked.
       std::vector<TypeInfo> types;
       if (!HasFunctionBody(node) || has_kernel(node, types = NodeInputTypes(g, node))) {
+        // A node that stays keeps its subgraphs, whose own nodes may expand.
+        // A node that expands takes its graph attributes into its body
+        // (FlexAttention's score_mod): those expand in the next round, after
+        // the body has renamed them, since a renamer does not reach the
+        // outer-scope names that an expansion inside them would add.
+        for (auto& kv : node.attrs) {
+          if (kv.second.g) ONYX_RETURN_IF_ERROR(ExpandGraph(*kv.second.g));
+          for (auto& sg : kv.second.graphs) ONYX_RETURN_IF_ERROR(ExpandGraph(*sg));
+        }
         result.push_back(std::move(node));
         continue;
       }
