@@ -10,7 +10,7 @@ size_t ElemSize(ElemType t) {
     case ElemType::kComplex128: return 16;
     case ElemType::kUint8: case ElemType::kInt8: case ElemType::kBool:
     case ElemType::kFloat8E4M3FN: case ElemType::kFloat8E4M3FNUZ:
-    case ElemType::kFloat8E5M2: case ElemType::kFloat8E5M2FNUZ: return 1;
+    case ElemType::kFloat8E5M2: case ElemType::kFloat8E5M2FNUZ: case ElemType::kFloat8E8M0: return 1;
     case ElemType::kUint16: case ElemType::kInt16: case ElemType::kFloat16:
     case ElemType::kBFloat16: return 2;
     case ElemType::kString: return sizeof(std::string);
@@ -18,9 +18,19 @@ size_t ElemSize(ElemType t) {
   }
 }
 
+int SubByteBits(ElemType t) {
+  switch (t) {
+    case ElemType::kUint4: case ElemType::kInt4: case ElemType::kFloat4E2M1: return 4;
+    case ElemType::kUint2: case ElemType::kInt2: return 2;
+    default: return 0;
+  }
+}
+
 size_t StorageBytes(ElemType t, size_t count) {
-  if (t == ElemType::kUint4 || t == ElemType::kInt4 || t == ElemType::kFloat4E2M1)
-    return (count + 1) / 2;
+  if (const int bits = SubByteBits(t)) {
+    const size_t per_byte = static_cast<size_t>(8 / bits);
+    return (count + per_byte - 1) / per_byte;
+  }
   return ElemSize(t) * count;
 }
 
@@ -49,11 +59,14 @@ const char* ElemTypeName(ElemType t) {
     case ElemType::kUint4: return "uint4";
     case ElemType::kInt4: return "int4";
     case ElemType::kFloat4E2M1: return "float4e2m1";
+    case ElemType::kFloat8E8M0: return "float8e8m0";
+    case ElemType::kUint2: return "uint2";
+    case ElemType::kInt2: return "int2";
     default: return "undefined";
   }
 }
 
-bool IsKnownElemType(int32_t v) { return v >= 1 && v <= 23; }
+bool IsKnownElemType(int32_t v) { return v >= 1 && v <= 26; }
 
 uint16_t Float16::FromFloat(float f) {
   uint32_t x;

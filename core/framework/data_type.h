@@ -34,12 +34,18 @@ enum class ElemType : int32_t {
   kUint4 = 21,
   kInt4 = 22,
   kFloat4E2M1 = 23,
+  kFloat8E8M0 = 24,
+  kUint2 = 25,
+  kInt2 = 26,
 };
 
 // Size in bytes of one element; 0 for undefined and for sub-byte types, whose
 // storage is computed by StorageBytes.
 size_t ElemSize(ElemType t);
-// Bytes needed to hold `count` elements (packs 4-bit types two per byte).
+// Bits per element of the types packed several to a byte (4 for int4, uint4
+// and float4e2m1, 2 for int2 and uint2; low bits first); 0 for the others.
+int SubByteBits(ElemType t);
+// Bytes needed to hold `count` elements (packs the sub-byte types).
 size_t StorageBytes(ElemType t, size_t count);
 // ONNX's spelling of the type: "float", "int64", "float16", ...
 const char* ElemTypeName(ElemType t);

@@ -151,8 +151,9 @@ class Loader {
         }
         break;
       }
-      case ElemType::kInt4: case ElemType::kUint4: case ElemType::kFloat4E2M1: {
-        // int32_data holds packed bytes for 4-bit types.
+      case ElemType::kInt4: case ElemType::kUint4: case ElemType::kFloat4E2M1:
+      case ElemType::kInt2: case ElemType::kUint2: {
+        // int32_data holds packed bytes for the sub-byte types.
         if (static_cast<size_t>(tp.int32_data_size()) != nbytes) return bad_size(tp.int32_data_size());
         for (size_t i = 0; i < nbytes; ++i) t->data<uint8_t>()[i] = static_cast<uint8_t>(tp.int32_data(static_cast<int>(i)));
         break;

@@ -98,7 +98,7 @@ class Saver {
       for (int64_t i = 0; i < t.size(); ++i) out->add_string_data(s[i]);
       return Status::OK();
     }
-    // raw_data is little-endian with 4-bit types packed two to a byte: the
+    // raw_data is little-endian with the sub-byte types packed: the
     // engine's own layout, external (mapped) data included.
     out->set_raw_data(nbytes == 0 ? std::string() : std::string(static_cast<const char*>(t.raw()), nbytes));
     return Status::OK();

@@ -437,16 +437,22 @@ def test_dequantize_float8(dtype, elem):
     _check(m, {"x": x, "s": np.array(0.5, np.float32)}, use_ort=False)
 
 
-@pytest.mark.parametrize("signed", [True, False])
-def test_quantize_dequantize_int4_packed(signed):
-    dtype, elem = (ml_dtypes.int4, TensorProto.INT4) if signed else (ml_dtypes.uint4, TensorProto.UINT4)
-    x = np.array([-9.0, -8.0, -0.5, 0.5, 1.5, 2.5, 7.0, 8.0, 20.0], np.float32)  # odd count: half a byte left
-    m = _q_model(TensorProto.FLOAT, x.shape, (), elem, 21)
-    z = np.array(0 if signed else 4, dtype)
+@pytest.mark.parametrize("dtype,elem,since", [
+    (ml_dtypes.int4, TensorProto.INT4, 21), (ml_dtypes.uint4, TensorProto.UINT4, 21),
+    (ml_dtypes.int2, TensorProto.INT2, 25), (ml_dtypes.uint2, TensorProto.UINT2, 25)],
+    ids=["int4", "uint4", "int2", "uint2"])
+def test_quantize_dequantize_packed_integers(dtype, elem, since):
+    signed = elem in (TensorProto.INT4, TensorProto.INT2)
+    # 9 values: the last byte is partly used (two or four per byte).
+    x = np.array([-9.0, -8.0, -0.5, 0.5, 1.5, 2.5, 7.0, 8.0, 20.0], np.float32)
+    if elem in (TensorProto.INT2, TensorProto.UINT2):
+        x = x / 4
+    m = _q_model(TensorProto.FLOAT, x.shape, (), elem, since)
+    z = np.array(0 if signed else 1, dtype)
     y = _ours(m, {"x": x, "s": np.array(1.0, np.float32), "z": z})[0]
     ref = ReferenceEvaluator(m).run(None, {"x": x, "s": np.array(1.0, np.float32), "z": z})[0]
     np.testing.assert_array_equal(y.astype(np.int32), ref.astype(np.int32))
-    dm = _dq_model(elem, x.shape, (), True, 21)
+    dm = _dq_model(elem, x.shape, (), True, since)
     d = _ours(dm, {"x": y, "s": np.array(0.5, np.float32), "z": z})[0]
     np.testing.assert_array_equal(d, (ref.astype(np.float32) - float(z)) * 0.5)
 

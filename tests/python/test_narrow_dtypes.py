@@ -1,5 +1,5 @@
-"""ml_dtypes arrays (bfloat16, float8, int4/uint4, float4e2m1) in and out of the
-Python binding: 4-bit types are packed two per byte in the engine and unpacked
+"""ml_dtypes arrays (bfloat16, float8, float8e8m0, int4/uint4, int2/uint2, float4e2m1) in and
+out of the Python binding: sub-byte types are packed several per byte in the engine and unpacked
 on the way back; a round trip through Identity returns the same bits."""
 
 import ml_dtypes
@@ -19,6 +19,9 @@ CASES = [
     (ml_dtypes.int4, TensorProto.INT4),
     (ml_dtypes.uint4, TensorProto.UINT4),
     (ml_dtypes.float4_e2m1fn, TensorProto.FLOAT4E2M1),
+    (ml_dtypes.float8_e8m0fnu, TensorProto.FLOAT8E8M0),
+    (ml_dtypes.int2, TensorProto.INT2),
+    (ml_dtypes.uint2, TensorProto.UINT2),
 ]
 
 
@@ -28,13 +31,15 @@ def test_identity_round_trip_keeps_the_bits(dtype, onnx_type, shape):
     g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
                           [helper.make_tensor_value_info("x", onnx_type, list(shape))],
                           [helper.make_tensor_value_info("y", onnx_type, list(shape))])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 25)])
     m.ir_version = 11
     rng = np.random.default_rng(0)
     x = (rng.standard_normal(shape) * 3).astype(np.float32).astype(dtype)
     (y,) = rt.InferenceSession(m.SerializeToString()).run(None, {"x": x})
     assert y.dtype == np.dtype(dtype) and y.shape == x.shape
     mask = 0x0F if dtype in (ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.float4_e2m1fn) else 0xFF
+    if dtype in (ml_dtypes.int2, ml_dtypes.uint2):
+        mask = 0x03
     bits = np.uint16 if np.dtype(dtype).itemsize == 2 else np.uint8
     np.testing.assert_array_equal(y.view(bits) & mask, x.view(bits) & mask)
 

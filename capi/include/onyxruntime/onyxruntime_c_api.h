@@ -80,7 +80,12 @@ typedef enum OnyxElementType {
   ONYX_TYPE_FLOAT8E5M2FNUZ = 20,
   ONYX_TYPE_UINT4 = 21,
   ONYX_TYPE_INT4 = 22,
-  ONYX_TYPE_FLOAT4E2M1 = 23
+  ONYX_TYPE_FLOAT4E2M1 = 23,
+  /* Appended (ONNX's numbering); a library older than these refuses them
+     with INVALID_ARGUMENT naming the type: */
+  ONYX_TYPE_FLOAT8E8M0 = 24, /* one byte, an exponent only (2^(e-127)), 0xFF is NaN */
+  ONYX_TYPE_UINT2 = 25,      /* packed four per byte, lowest bits first */
+  ONYX_TYPE_INT2 = 26
 } OnyxElementType;
 
 typedef enum OnyxValueKind {

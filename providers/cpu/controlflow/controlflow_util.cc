@@ -9,7 +9,7 @@ namespace onyx {
 namespace controlflow {
 namespace {
 
-bool SubByte(ElemType t) { return t == ElemType::kInt4 || t == ElemType::kUint4 || t == ElemType::kFloat4E2M1; }
+bool SubByte(ElemType t) { return SubByteBits(t) != 0; }
 
 // Copies `count` elements from src[src_off] to dst[dst_off] (element offsets).
 void CopyElems(const Tensor& src, int64_t src_off, Tensor& dst, int64_t dst_off, int64_t count) {

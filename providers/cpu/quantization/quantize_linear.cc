@@ -1,6 +1,6 @@
 // QuantizeLinear and DequantizeLinear: per-tensor, per-axis (opset 13+) and
 // blocked (opset 21+) scales and zero points, into and out of the 8- and
-// 16-bit integers, int32 (dequantize only), the packed 4-bit integers and the
+// 16-bit integers, int32 (dequantize only), the packed 4- and 2-bit integers and the
 // narrow floats (float8 from opset 19, float4e2m1 from 23).
 //
 //   QuantizeLinear:   y = saturate(round_half_even(x / scale) + zero_point)
@@ -36,27 +36,35 @@ struct IntQ {  // int8, uint8, int16, uint16, int32: stored as themselves
   static float Load(const void* p, int64_t i) { return static_cast<float>(static_cast<const T*>(p)[i]); }
 };
 
-template <bool kSigned>
-struct Int4Q {  // two per byte, low nibble first
+// One packed code of `bits` bits: element i of several-per-byte storage, low bits first.
+template <int kBits>
+inline uint8_t PackedCode(const void* p, int64_t i) {
+  constexpr int kPer = 8 / kBits;
+  const uint8_t byte = static_cast<const uint8_t*>(p)[i / kPer];
+  return static_cast<uint8_t>((byte >> ((i % kPer) * kBits)) & ((1u << kBits) - 1u));
+}
+
+template <int kBitsN, bool kSigned>
+struct PackedIntQ {  // int4/uint4 (two per byte) and int2/uint2 (four per byte)
+  static constexpr int kBits = kBitsN;
   static constexpr bool kPacked = true;
   static constexpr bool kInteger = true;
-  static constexpr double kLo = kSigned ? -8.0 : 0.0;
-  static constexpr double kHi = kSigned ? 7.0 : 15.0;
+  static constexpr double kLo = kSigned ? -static_cast<double>(1 << (kBits - 1)) : 0.0;
+  static constexpr double kHi = kSigned ? static_cast<double>((1 << (kBits - 1)) - 1) : static_cast<double>((1 << kBits) - 1);
   static float Load(const void* p, int64_t i) {
-    const uint8_t byte = static_cast<const uint8_t*>(p)[i >> 1];
-    const int n = (i & 1) ? (byte >> 4) : (byte & 0xF);
-    return static_cast<float>(kSigned && n >= 8 ? n - 16 : n);
+    const int n = PackedCode<kBits>(p, i);
+    return static_cast<float>(kSigned && n >= (1 << (kBits - 1)) ? n - (1 << kBits) : n);
   }
 };
 
 template <typename Fmt>
 struct FloatQ {  // float8 (one byte each) and float4e2m1 (packed)
-  using Storage = uint8_t;  // the byte-wide ones; the packed ones go through PackNibbles
+  using Storage = uint8_t;  // the byte-wide ones; the packed ones go through PackCodes
+  static constexpr int kBits = Fmt::kBits;
   static constexpr bool kPacked = Fmt::kBits == 4;
   static constexpr bool kInteger = false;
   static float Load(const void* p, int64_t i) {
-    const uint8_t byte = static_cast<const uint8_t*>(p)[kPacked ? (i >> 1) : i];
-    const uint8_t code = kPacked ? static_cast<uint8_t>((i & 1) ? (byte >> 4) : (byte & 0xF)) : byte;
+    const uint8_t code = kPacked ? PackedCode<4>(p, i) : static_cast<const uint8_t*>(p)[i];
     return minifloat::DecodeMini<Fmt>(code);
   }
 };
@@ -72,8 +80,10 @@ Status DispatchQuantized(ElemType t, const char* what, bool allow_int32, F&& fn)
     case ElemType::kInt32:
       if (allow_int32) return fn(IntQ<int32_t>{});
       break;
-    case ElemType::kInt4: return fn(Int4Q<true>{});
-    case ElemType::kUint4: return fn(Int4Q<false>{});
+    case ElemType::kInt4: return fn(PackedIntQ<4, true>{});
+    case ElemType::kUint4: return fn(PackedIntQ<4, false>{});
+    case ElemType::kInt2: return fn(PackedIntQ<2, true>{});
+    case ElemType::kUint2: return fn(PackedIntQ<2, false>{});
     case ElemType::kFloat8E4M3FN: return fn(FloatQ<minifloat::E4M3FN>{});
     case ElemType::kFloat8E4M3FNUZ: return fn(FloatQ<minifloat::E4M3FNUZ>{});
     case ElemType::kFloat8E5M2: return fn(FloatQ<minifloat::E5M2>{});
@@ -206,11 +216,14 @@ void ForEachQuantElement(const QuantLayout& lay, int64_t n, ThreadPool* pool, co
 }
 
 // Packs 4-bit codes (one per byte in `codes`) two per byte, low nibble first.
-void PackNibbles(const std::vector<uint8_t>& codes, uint8_t* dst) {
-  const size_t n = codes.size();
-  for (size_t j = 0; j < (n + 1) / 2; ++j) {
-    uint8_t b = static_cast<uint8_t>(codes[2 * j] & 0xF);
-    if (2 * j + 1 < n) b = static_cast<uint8_t>(b | ((codes[2 * j + 1] & 0xF) << 4));
+// Packs `bits`-bit codes several per byte, the first in the lowest bits.
+void PackCodes(const std::vector<uint8_t>& codes, int bits, uint8_t* dst) {
+  const size_t n = codes.size(), per = static_cast<size_t>(8 / bits);
+  const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1u);
+  for (size_t j = 0; j < (n + per - 1) / per; ++j) {
+    uint8_t b = 0;
+    for (size_t k = 0; k < per && j * per + k < n; ++k)
+      b = static_cast<uint8_t>(b | ((codes[j * per + k] & mask) << (k * static_cast<size_t>(bits))));
     dst[j] = b;
   }
 }
@@ -303,7 +316,7 @@ class QuantizeLinearKernel final : public OpKernel {
       std::vector<uint8_t> codes(static_cast<size_t>(X.size()));
       ForEachQuantElement(lay, X.size(), ctx.threads(),
                           [&](int64_t i, int64_t si) { codes[i] = static_cast<uint8_t>(quantize(i, si) & 0xF); });
-      PackNibbles(codes, Y->data<uint8_t>());
+      PackCodes(codes, Q::kBits, Y->data<uint8_t>());
     } else {
       // One code per element: the integer itself, or a float8 byte.
       using T = typename Q::Storage;
@@ -410,6 +423,7 @@ std::vector<ElemType> DequantizeInputTypes(int since) {
   }
   if (since >= 21) t.insert(t.end(), {ElemType::kInt16, ElemType::kUint16, ElemType::kInt4, ElemType::kUint4});
   if (since >= 23) t.push_back(ElemType::kFloat4E2M1);
+  if (since >= 25) t.insert(t.end(), {ElemType::kInt2, ElemType::kUint2});
   return t;
 }
 
@@ -417,16 +431,19 @@ std::vector<ElemType> DequantizeInputTypes(int since) {
 
 // One kernel reads each opset's attributes; the ranges follow the schema's
 // changes: 10 per-tensor, 13 per-axis, 19 float8 and saturate, 21 blocked,
-// output_dtype and the 16- and 4-bit integers, 23 float4e2m1 and precision.
+// output_dtype and the 16- and 4-bit integers, 23 float4e2m1 and precision,
+// 25 the 2-bit integers.
 ONYX_REGISTER_KERNEL(QuantizeLinearKernel, "", "QuantizeLinear", 10, 12, QuantizeInputTypes(10));
 ONYX_REGISTER_KERNEL(QuantizeLinearKernel, "", "QuantizeLinear", 13, 18, QuantizeInputTypes(13));
 ONYX_REGISTER_KERNEL(QuantizeLinearKernel, "", "QuantizeLinear", 19, 20, QuantizeInputTypes(19));
 ONYX_REGISTER_KERNEL(QuantizeLinearKernel, "", "QuantizeLinear", 21, 22, QuantizeInputTypes(21));
-ONYX_REGISTER_KERNEL(QuantizeLinearKernel, "", "QuantizeLinear", 23, kMaxVersion, QuantizeInputTypes(23));
+ONYX_REGISTER_KERNEL(QuantizeLinearKernel, "", "QuantizeLinear", 23, 24, QuantizeInputTypes(23));
+ONYX_REGISTER_KERNEL(QuantizeLinearKernel, "", "QuantizeLinear", 25, kMaxVersion, QuantizeInputTypes(25));
 ONYX_REGISTER_KERNEL(DequantizeLinearKernel, "", "DequantizeLinear", 10, 12, DequantizeInputTypes(10));
 ONYX_REGISTER_KERNEL(DequantizeLinearKernel, "", "DequantizeLinear", 13, 18, DequantizeInputTypes(13));
 ONYX_REGISTER_KERNEL(DequantizeLinearKernel, "", "DequantizeLinear", 19, 20, DequantizeInputTypes(19));
 ONYX_REGISTER_KERNEL(DequantizeLinearKernel, "", "DequantizeLinear", 21, 22, DequantizeInputTypes(21));
-ONYX_REGISTER_KERNEL(DequantizeLinearKernel, "", "DequantizeLinear", 23, kMaxVersion, DequantizeInputTypes(23));
+ONYX_REGISTER_KERNEL(DequantizeLinearKernel, "", "DequantizeLinear", 23, 24, DequantizeInputTypes(23));
+ONYX_REGISTER_KERNEL(DequantizeLinearKernel, "", "DequantizeLinear", 25, kMaxVersion, DequantizeInputTypes(25));
 
 }  // namespace onyx

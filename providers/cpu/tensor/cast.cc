@@ -28,37 +28,82 @@ using minifloat::EncodeMini;
 
 // ---------------------------------------------------------------------------
 // Element value types for the formats without an arithmetic type of their own.
-// F8 elements are one byte each; I4/U4/F4 are nibbles unpacked from (and packed
-// into) two-per-byte storage, low nibble first.
+// F8 and E8M0 elements are one byte each; IntN (int4, uint4, int2, uint2) and
+// F4 are unpacked from (and packed into) several-per-byte storage, low bits first.
 
 template <typename Fmt>
 struct F8 {
   uint8_t bits;
 };
-struct I4 {
-  int8_t v;  // -8..7
+template <int kBitsN, bool kSignedN>
+struct IntN {
+  static constexpr int kBits = kBitsN;
+  static constexpr bool kSigned = kSignedN;
+  using V = typename std::conditional<kSignedN, int8_t, uint8_t>::type;
+  V v;  // int4 -8..7, uint4 0..15, int2 -2..1, uint2 0..3
 };
-struct U4 {
-  uint8_t v;  // 0..15
-};
+using I4 = IntN<4, true>;
+using U4 = IntN<4, false>;
+using I2 = IntN<2, true>;
+using U2 = IntN<2, false>;
 struct F4 {
   uint8_t bits;  // e2m1 code in the low nibble
+};
+// float8e8m0: a biased exponent only. Encoding rounds by Cast's round_mode
+// (up, down or nearest, onnx's Cast-24), so the mode is part of the type.
+enum class E8M0Round { kUp, kDown, kNearest };
+template <E8M0Round kRound>
+struct E8M0 {
+  uint8_t bits;
 };
 
 template <typename T> struct IsF8 : std::false_type {};
 template <typename Fmt> struct IsF8<F8<Fmt>> : std::true_type {};
+template <typename T> struct IsIntN : std::false_type {};
+template <int B, bool S> struct IsIntN<IntN<B, S>> : std::true_type {};
+template <typename T> struct IsE8M0 : std::false_type {};
+template <E8M0Round R> struct IsE8M0<E8M0<R>> : std::true_type {};
+// Bits per element of the packed formats; 0 for the others.
+template <typename T> struct PackedBits { static constexpr int value = 0; };
+template <int B, bool S> struct PackedBits<IntN<B, S>> { static constexpr int value = B; };
+template <> struct PackedBits<F4> { static constexpr int value = 4; };
 template <typename T>
-constexpr bool kPacked = std::is_same<T, I4>::value || std::is_same<T, U4>::value || std::is_same<T, F4>::value;
+constexpr bool kPacked = PackedBits<T>::value != 0;
 template <typename T>
-constexpr bool kNarrow = IsF8<T>::value || kPacked<T>;
+constexpr bool kNarrow = IsF8<T>::value || kPacked<T> || IsE8M0<T>::value;
 
 // The value of a narrow element as an ordinary type: float for the float
-// formats (exact), int8/uint8 for the 4-bit integers.
+// formats (exact), int8/uint8 for the packed integers.
 template <typename Fmt>
 float Widen(F8<Fmt> x) { return DecodeMini<Fmt>(x.bits); }
 inline float Widen(F4 x) { return DecodeMini<E2M1>(x.bits); }
-inline int8_t Widen(I4 x) { return x.v; }
-inline uint8_t Widen(U4 x) { return x.v; }
+template <int B, bool S>
+typename IntN<B, S>::V Widen(IntN<B, S> x) { return x.v; }
+template <E8M0Round R>
+float Widen(E8M0<R> x) {
+  return x.bits == 0xFF ? std::numeric_limits<float>::quiet_NaN() : std::ldexp(1.0f, static_cast<int>(x.bits) - 127);
+}
+
+// float -> float8e8m0 as onnx's reference does it: the float's exponent field,
+// rounded up when bits below it are set (up), or on guard and round/sticky/lsb
+// (nearest); the sign is dropped; NaN and infinity give 0xFF (NaN); with
+// saturate, rounding never carries the largest exponent into NaN.
+template <E8M0Round R>
+uint8_t EncodeE8M0(float f, bool saturate) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  uint32_t e = (u >> 23) & 0xFFu;
+  if (e == 0xFFu) return 0xFF;
+  bool up = false;
+  if (R == E8M0Round::kUp) {
+    up = (u & 0x7FFFFFu) != 0;
+  } else if (R == E8M0Round::kNearest) {
+    const bool g = (u & 0x400000u) != 0, r = (u & 0x200000u) != 0, s = (u & 0x1FFFFFu) != 0;
+    up = g && (r || s || e > 0);
+  }
+  if (up && !(saturate && e == 0xFEu)) ++e;
+  return static_cast<uint8_t>(e);
+}
 
 template <typename T>
 constexpr bool kFloating = std::is_floating_point<T>::value || std::is_same<T, Float16>::value ||
@@ -92,23 +137,26 @@ uint16_t HalfFromDouble(double d) {
   return static_cast<uint16_t>(sign | h);
 }
 
-// Low four bits of the integer part of a float value. Out of range is
-// undefined in onnx; like onnx's reference (ml_dtypes, which goes through a
-// 32-bit integer), NaN, infinities and magnitudes from 2^31 give 0.
-template <typename V>
-uint8_t LowNibble(V v) {
+// Low kBits bits of the integer part of a value. Out of range is undefined in
+// onnx; like onnx's reference (ml_dtypes, which goes through a 32-bit integer),
+// NaN, infinities and magnitudes from 2^31 give 0.
+template <int kBits, typename V>
+uint8_t LowBits(V v) {
+  constexpr uint64_t kMask = (1u << kBits) - 1u;
   if constexpr (kFloating<V>) {
     using C = typename CalcType<V>::type;
     const C c = static_cast<C>(v);
     if (!(std::fabs(c) < C(2147483648.0))) return 0;
-    return static_cast<uint8_t>(static_cast<int64_t>(c) & 0xF);
+    return static_cast<uint8_t>(static_cast<uint64_t>(static_cast<int64_t>(c)) & kMask);
   } else {
-    return static_cast<uint8_t>(static_cast<uint64_t>(v) & 0xFu);
+    return static_cast<uint8_t>(static_cast<uint64_t>(v) & kMask);
   }
 }
 
 template <typename T> struct F8Format;
 template <typename Fmt> struct F8Format<F8<Fmt>> { using type = Fmt; };
+template <typename T> struct E8M0RoundOf;
+template <E8M0Round R> struct E8M0RoundOf<E8M0<R>> { static constexpr E8M0Round value = R; };
 
 // Converts a value of an ordinary type V (never a narrow one) to D.
 template <typename D, typename V>
@@ -127,11 +175,17 @@ D Narrow(V v, bool saturate) {
       return F4{EncodeMini<E2M1>(f, true)};
     else
       return D{EncodeMini<typename F8Format<D>::type>(f, saturate)};
-  } else if constexpr (std::is_same<D, I4>::value) {
-    const int n = LowNibble(v);
-    return I4{static_cast<int8_t>(n >= 8 ? n - 16 : n)};
-  } else if constexpr (std::is_same<D, U4>::value) {
-    return U4{LowNibble(v)};
+  } else if constexpr (IsE8M0<D>::value) {
+    float f;
+    if constexpr (std::is_same<V, bool>::value)
+      f = v ? 1.f : 0.f;
+    else
+      f = static_cast<float>(static_cast<typename CalcType<V>::type>(v));
+    return D{EncodeE8M0<E8M0RoundOf<D>::value>(f, saturate)};
+  } else if constexpr (IsIntN<D>::value) {
+    const int n = LowBits<D::kBits>(v);
+    constexpr int kHalf = 1 << (D::kBits - 1);
+    return D{static_cast<typename D::V>(D::kSigned && n >= kHalf ? n - 2 * kHalf : n)};
   } else if constexpr (std::is_same<D, bool>::value) {
     using CV = typename CalcType<V>::type;
     return static_cast<CV>(v) != CV(0);
@@ -148,9 +202,11 @@ D Narrow(V v, bool saturate) {
   }
 }
 
+template <typename T> struct IsSignedInt : std::is_signed<T> {};
+template <int B, bool S> struct IsSignedInt<IntN<B, S>> : std::integral_constant<bool, S> {};
+
 template <typename T>
-constexpr bool kIntegerDest = (std::is_integral<T>::value && !std::is_same<T, bool>::value) ||
-                              std::is_same<T, I4>::value || std::is_same<T, U4>::value;
+constexpr bool kIntegerDest = (std::is_integral<T>::value && !std::is_same<T, bool>::value) || IsIntN<T>::value;
 
 // Any source element to D: narrow sources are widened first (exactly).
 template <typename D, typename S>
@@ -160,11 +216,10 @@ D Convert(S s, bool saturate) {
     if constexpr (std::is_same<decltype(w), const float>::value && kIntegerDest<D>) {
       // onnx leaves NaN and infinity to integer undefined. For these formats
       // follow onnx's reference (ml_dtypes): NaN gives 0 and an infinity the
-      // integer's limit (4-bit integers take the low bits of int32's limit).
+      // integer's limit (packed integers take the low bits of int32's limit).
       if (std::isnan(w)) return Narrow<D>(0, saturate);
       if (std::isinf(w)) {
-        using Lim = typename std::conditional<std::is_same<D, I4>::value || std::is_same<D, U4>::value, int32_t,
-                                              D>::type;
+        using Lim = typename std::conditional<IsIntN<D>::value, int32_t, D>::type;
         return Narrow<D>(w > 0 ? std::numeric_limits<Lim>::max() : std::numeric_limits<Lim>::lowest(), saturate);
       }
     }
@@ -177,25 +232,25 @@ D Convert(S s, bool saturate) {
 template <typename S>
 S Load(const void* base, int64_t i) {
   if constexpr (kPacked<S>) {
-    const uint8_t byte = static_cast<const uint8_t*>(base)[i >> 1];
-    const uint8_t n = static_cast<uint8_t>((i & 1) ? byte >> 4 : byte & 0xF);
-    if constexpr (std::is_same<S, I4>::value)
-      return I4{static_cast<int8_t>(n >= 8 ? static_cast<int>(n) - 16 : static_cast<int>(n))};
-    else if constexpr (std::is_same<S, U4>::value)
-      return U4{n};
-    else
-      return F4{n};
+    constexpr int kBits = PackedBits<S>::value, kPer = 8 / kBits;
+    const uint8_t byte = static_cast<const uint8_t*>(base)[i / kPer];
+    const uint8_t code = static_cast<uint8_t>((byte >> ((i % kPer) * kBits)) & ((1u << kBits) - 1u));
+    if constexpr (IsIntN<S>::value) {
+      constexpr int kHalf = 1 << (kBits - 1);
+      return S{static_cast<typename S::V>(S::kSigned && code >= kHalf ? code - 2 * kHalf : code)};
+    } else {
+      return F4{code};
+    }
   } else {
     return static_cast<const S*>(base)[i];
   }
 }
 
+// The packed code of an element (its low bits).
 template <typename T>
-uint8_t NibbleOf(T x) {
-  if constexpr (std::is_same<T, I4>::value)
-    return static_cast<uint8_t>(x.v & 0xF);
-  else if constexpr (std::is_same<T, U4>::value)
-    return x.v;
+uint8_t CodeOf(T x) {
+  if constexpr (IsIntN<T>::value)
+    return static_cast<uint8_t>(static_cast<uint8_t>(x.v) & ((1u << T::kBits) - 1u));
   else
     return x.bits;
 }
@@ -225,10 +280,8 @@ bool FromText(const std::string& s, bool saturate, T* out) {
   const char* p = s.c_str();
   char* end = nullptr;
   errno = 0;
-  constexpr bool kIntegral = (std::is_integral<T>::value && !std::is_same<T, bool>::value) ||
-                             std::is_same<T, I4>::value || std::is_same<T, U4>::value;
-  if constexpr (kIntegral) {
-    if constexpr (std::is_same<T, I4>::value || std::is_signed<T>::value)
+  if constexpr (kIntegerDest<T>) {
+    if constexpr (IsSignedInt<T>::value)
       *out = Narrow<T>(static_cast<int64_t>(std::strtoll(p, &end, 10)), saturate);
     else
       *out = Narrow<T>(static_cast<uint64_t>(std::strtoull(p, &end, 10)), saturate);
@@ -257,22 +310,25 @@ Status CastLoop(const void* src_raw, void* dst_raw, int64_t n, bool saturate, El
         return MakeError(ErrorCode::kInvalidArgument, "Cast: input string '", src[i], "' at index ", i,
                          " is not a number of type ", ElemTypeName(to));
       if constexpr (kPacked<D>) {
+        constexpr int kBits = PackedBits<D>::value, kPer = 8 / kBits;
         auto* dst = static_cast<uint8_t*>(dst_raw);
-        const uint8_t nib = NibbleOf(v);
-        dst[i >> 1] = (i & 1) ? static_cast<uint8_t>((dst[i >> 1] & 0x0F) | (nib << 4)) : nib;
+        const int shift = static_cast<int>(i % kPer) * kBits;
+        if (shift == 0) dst[i / kPer] = 0;
+        dst[i / kPer] = static_cast<uint8_t>(dst[i / kPer] | (CodeOf(v) << shift));
       } else {
         static_cast<D*>(dst_raw)[i] = v;
       }
     }
   } else if constexpr (kPacked<D>) {
     // Whole output bytes per task, so no two threads write the same byte; the
-    // unused high nibble of an odd-sized tensor is zero.
+    // unused high bits of the last byte are zero.
+    constexpr int kBits = PackedBits<D>::value, kPer = 8 / kBits;
     auto* dst = static_cast<uint8_t*>(dst_raw);
-    ThreadPool::For(pool, (n + 1) / 2, 1 << 15, [&](int64_t b, int64_t e) {
+    ThreadPool::For(pool, (n + kPer - 1) / kPer, 1 << 15, [&](int64_t b, int64_t e) {
       for (int64_t j = b; j < e; ++j) {
-        const int64_t i = 2 * j;
-        uint8_t byte = NibbleOf(Convert<D>(Load<S>(src_raw, i), saturate));
-        if (i + 1 < n) byte = static_cast<uint8_t>(byte | (NibbleOf(Convert<D>(Load<S>(src_raw, i + 1), saturate)) << 4));
+        uint8_t byte = 0;
+        for (int k = 0; k < kPer && j * kPer + k < n; ++k)
+          byte = static_cast<uint8_t>(byte | (CodeOf(Convert<D>(Load<S>(src_raw, j * kPer + k), saturate)) << (k * kBits)));
         dst[j] = byte;
       }
     });
@@ -305,7 +361,21 @@ Status DispatchCast(ElemType t, F&& fn) {
     ONYX_CAST_CASE(kInt4, I4)
     ONYX_CAST_CASE(kUint4, U4)
     ONYX_CAST_CASE(kFloat4E2M1, F4)
+    ONYX_CAST_CASE(kInt2, I2)
+    ONYX_CAST_CASE(kUint2, U2)
+    ONYX_CAST_CASE(kFloat8E8M0, E8M0<E8M0Round::kUp>)  // as a source the mode is unused
     default: return DispatchAll(t, "Cast", fn);
+  }
+}
+
+// The destination type, with float8e8m0's rounding mode.
+template <typename F>
+Status DispatchCastTo(ElemType t, E8M0Round round, F&& fn) {
+  if (t != ElemType::kFloat8E8M0) return DispatchCast(t, fn);
+  switch (round) {
+    case E8M0Round::kDown: return fn(TypeTag<E8M0<E8M0Round::kDown>>{});
+    case E8M0Round::kNearest: return fn(TypeTag<E8M0<E8M0Round::kNearest>>{});
+    default: return fn(TypeTag<E8M0<E8M0Round::kUp>>{});
   }
 }
 
@@ -342,6 +412,13 @@ class CastKernel final : public OpKernel {
                " is not supported");
     // Cast-19 added 'saturate' (default 1); it only affects float8 outputs.
     saturate_ = info.AttrInt("saturate", 1) != 0;
+    // Cast-24 added 'round_mode' for float8e8m0 outputs.
+    const std::string round = info.AttrString("round_mode", "up");
+    if (round == "down") round_ = E8M0Round::kDown;
+    else if (round == "nearest") round_ = E8M0Round::kNearest;
+    else
+      ONYX_CHECK(round == "up", ErrorCode::kInvalidGraph, "Cast: attribute 'round_mode' is '", round,
+                 "'; it must be 'up', 'down' or 'nearest'");
     return Status::OK();
   }
 
@@ -371,7 +448,7 @@ class CastKernel final : public OpKernel {
     }
     return DispatchCast(X->type(), [&](auto stag) -> Status {
       using S = typename decltype(stag)::type;
-      return DispatchCast(to_, [&](auto dtag) -> Status {
+      return DispatchCastTo(to_, round_, [&](auto dtag) -> Status {
         using D = typename decltype(dtag)::type;
         return CastLoop<S, D>(X->raw(), Y->raw(), X->size(), saturate_, to_, ctx.threads());
       });
@@ -381,6 +458,7 @@ class CastKernel final : public OpKernel {
  private:
   ElemType to_ = ElemType::kFloat;
   bool saturate_ = true;
+  E8M0Round round_ = E8M0Round::kUp;
 };
 
 }  // namespace

@@ -19,7 +19,7 @@ _TYPE_NAMES = {
     1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 8: "string",
     9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64", 14: "complex64", 15: "complex128",
     16: "bfloat16", 17: "float8e4m3fn", 18: "float8e4m3fnuz", 19: "float8e5m2", 20: "float8e5m2fnuz",
-    21: "uint4", 22: "int4", 23: "float4e2m1",
+    21: "uint4", 22: "int4", 23: "float4e2m1", 24: "float8e8m0", 25: "uint2", 26: "int2",
 }
 
 # Device names onnxruntime's Python API knows; used only to word the error,
@@ -251,8 +251,8 @@ class OrtValue(_values.ValueHolder):
                                      % self.data_type(), RuntimeError)
         if 0 in shape:
             return np.empty(shape, dtype=dtype)
-        if elem in _values.PACKED_4BIT_CODES:
-            # Packed two per byte in memory: numpy gets an unpacked copy.
+        if elem in _values.PACKED_CODES:
+            # Packed several per byte in memory: numpy gets an unpacked copy.
             return _values.output_array("OrtValue", self._value)
         return _values.view_of(lambda d: _Buffer(self, self.data_ptr(), shape, d, self._readonly), dtype)
 

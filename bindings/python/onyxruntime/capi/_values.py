@@ -33,14 +33,16 @@ _NP_TO_ONYX = {
     np.dtype(np.complex128): 15,
 }
 # Narrow types through ml_dtypes, where installed (onnx itself depends on it):
-# bfloat16 and the float8s are one byte each as in the engine; the 4-bit types
-# are one per byte in numpy and packed two per byte (low nibble first) in the
-# engine, so they are packed on the way in and unpacked on the way out.
+# bfloat16 and the float8s are one byte each as in the engine; the sub-byte
+# types (int4, uint4, float4e2m1: 4 bits; int2, uint2: 2 bits) are one per byte
+# in numpy and packed several per byte (low bits first) in the engine, so they
+# are packed on the way in and unpacked on the way out.
 try:
     import ml_dtypes as _mld
 except ImportError:  # pragma: no cover - onnx requires it
     _mld = None
-_PACKED_4BIT = {}
+_PACKED = {}  # numpy dtype -> element type code
+_PACKED_BITS = {21: 4, 22: 4, 23: 4, 25: 2, 26: 2}  # element type code -> bits per element
 if _mld is not None:
     _NP_TO_ONYX.update({
         np.dtype(_mld.bfloat16): 16,
@@ -49,12 +51,16 @@ if _mld is not None:
         np.dtype(_mld.float8_e5m2): 19,
         np.dtype(_mld.float8_e5m2fnuz): 20,
     })
-    _PACKED_4BIT = {np.dtype(_mld.uint4): 21, np.dtype(_mld.int4): 22, np.dtype(_mld.float4_e2m1fn): 23}
+    if hasattr(_mld, "float8_e8m0fnu"):
+        _NP_TO_ONYX[np.dtype(_mld.float8_e8m0fnu)] = 24
+    _PACKED = {np.dtype(_mld.uint4): 21, np.dtype(_mld.int4): 22, np.dtype(_mld.float4_e2m1fn): 23}
+    if hasattr(_mld, "int2"):
+        _PACKED.update({np.dtype(_mld.uint2): 25, np.dtype(_mld.int2): 26})
 _ONYX_TO_NP = {v: k for k, v in _NP_TO_ONYX.items()}
-_ONYX_TO_NP.update({v: k for k, v in _PACKED_4BIT.items()})
-PACKED_4BIT_CODES = frozenset(_PACKED_4BIT.values())
+_ONYX_TO_NP.update({v: k for k, v in _PACKED.items()})
+PACKED_CODES = frozenset(_PACKED.values())
 # ml_dtypes types numpy's array interface cannot spell ("<f1", "V2").
-_VIEW_THROUGH_UINT = frozenset(d for d, code in _NP_TO_ONYX.items() if 16 <= code <= 20)
+_VIEW_THROUGH_UINT = frozenset(d for d, code in _NP_TO_ONYX.items() if 16 <= code <= 24)
 
 
 def view_of(make_buffer, dtype):
@@ -66,19 +72,27 @@ def view_of(make_buffer, dtype):
     return np.asarray(make_buffer(dtype))
 
 
-def _pack_4bit(arr):
-    """Two 4-bit elements per byte, the first in the low nibble."""
-    nib = np.ascontiguousarray(arr).reshape(-1).view(np.uint8) & 0x0F
-    if nib.size % 2:
-        nib = np.concatenate([nib, np.zeros(1, np.uint8)])
-    return (nib[0::2] | (nib[1::2] << 4)).astype(np.uint8)
+def _pack_bits(arr, bits):
+    """`8 // bits` elements per byte, the first in the lowest bits."""
+    per = 8 // bits
+    codes = np.ascontiguousarray(arr).reshape(-1).view(np.uint8) & ((1 << bits) - 1)
+    if codes.size % per:
+        codes = np.concatenate([codes, np.zeros(per - codes.size % per, np.uint8)])
+    codes = codes.reshape(-1, per)
+    packed = np.zeros(codes.shape[0], np.uint8)
+    for k in range(per):
+        packed |= codes[:, k] << (k * bits)
+    return packed
 
 
-def _unpack_4bit(packed, count, dtype):
-    nib = np.empty(packed.size * 2, np.uint8)
-    nib[0::2] = packed & 0x0F
-    nib[1::2] = packed >> 4
-    return nib[:count].view(dtype)
+def _unpack_bits(packed, count, dtype, bits):
+    per = 8 // bits
+    mask = (1 << bits) - 1
+    codes = np.empty((packed.size, per), np.uint8)
+    for k in range(per):
+        codes[:, k] = (packed >> (k * bits)) & mask
+    # ml_dtypes keeps a sub-byte value in the low bits of its byte (int2's -1 is 0x03).
+    return codes.reshape(-1)[:count].view(dtype)
 ONYX_STRING = 8
 
 _cpu_info = None
@@ -223,15 +237,15 @@ def input_value(name, value, expected_elem_type, keep, declared=None):
     if kind in "OUS":
         return _string_value(arr)
     elem = _NP_TO_ONYX.get(arr.dtype if arr.dtype.isnative else arr.dtype.newbyteorder("="))
-    if elem is None and arr.dtype in _PACKED_4BIT:
+    if elem is None and arr.dtype in _PACKED:
         shape = arr.shape
-        packed = _pack_4bit(arr)
+        packed = _pack_bits(arr, _PACKED_BITS[_PACKED[arr.dtype]])
         keep.append(packed)
         buf = ffi.from_buffer("char[]", packed, require_writable=False) if packed.nbytes else ffi.new("char[1]")
         keep.append(buf)
         out = ffi.new("OnyxValue**")
         check(api.ValueCreateTensorWithData(_cpu_memory_info(), buf, packed.nbytes, _shape_array(shape), len(shape),
-                                            _PACKED_4BIT[arr.dtype], out))
+                                            _PACKED[arr.dtype], out))
         return ffi.gc(out[0], api.ValueRelease)
     if elem is None:
         raise RuntimeError("Unable to handle numpy dtype %s (input '%s')" % (arr.dtype, name))
@@ -350,8 +364,9 @@ def output_array(name, value):
         return np.empty(shape, dtype=dtype)
     ptr = ffi.new("void**")
     check(api.ValueGetTensorData(value, ptr))
-    if elem in PACKED_4BIT_CODES:
-        nbytes = (count + 1) // 2
+    if elem in PACKED_CODES:
+        per = 8 // _PACKED_BITS[elem]
+        nbytes = (count + per - 1) // per
         packed = np.frombuffer(ffi.buffer(ptr[0], nbytes), dtype=np.uint8)
-        return _unpack_4bit(packed, count, dtype).reshape(shape)
+        return _unpack_bits(packed, count, dtype, _PACKED_BITS[elem]).reshape(shape)
     return view_of(lambda d: _ValueBuffer(value, ptr[0], shape, d), dtype)
