@@ -252,3 +252,67 @@ def test_regex_that_does_not_compile_fails_at_session_creation():
     # Backreferences are not RE2 syntax: refused, not silently mismatched.
     _fails("RegexFullMatch", {"x": S("aa")}, {"pattern": r"(a)\1"}, match=(r"(a)\1",), at_load=True)
     assert "RE2" in msg or SELF_CHECK
+
+
+# ---------------------------------------------------------------- TfIdfVectorizer
+
+POOL_INTS = [2, 3, 5, 4, 5, 6, 7, 8, 6, 7, 1, 2, 3]  # 4 unigrams, 3 bigrams, 1 trigram
+POOL_STRS = ["two", "three", "five", "four", "five", "six", "seven", "eight", "six", "seven", "one", "two", "three"]
+WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
+
+
+def _tfidf_attrs(mode, min_n, max_n, skip, strings, weights=None, indexes=None):
+    attrs = {"mode": mode, "min_gram_length": min_n, "max_gram_length": max_n, "max_skip_count": skip,
+             "ngram_counts": [0, 4, 10], "ngram_indexes": indexes or list(range(8))}
+    attrs["pool_strings" if strings else "pool_int64s"] = POOL_STRS if strings else POOL_INTS
+    if weights is not None:
+        attrs["weights"] = weights
+    return attrs
+
+
+@pytest.mark.parametrize("mode", ["TF", "IDF", "TFIDF"])
+@pytest.mark.parametrize("grams", [(1, 1), (1, 2), (2, 2), (1, 3), (2, 3), (3, 3)])
+@pytest.mark.parametrize("skip", [0, 1, 5])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, object])
+def test_tfidf_vectorizer(mode, grams, skip, dtype):
+    rng = np.random.default_rng(grams[0] * 100 + grams[1] * 10 + skip)
+    ints = rng.integers(1, 10, size=(3, 14))
+    x = np.vectorize(WORDS.get, otypes=[object])(ints) if dtype is object else ints.astype(dtype)
+    weights = [0.5, 1.0, 2.0, 0.25, 3.0, 1.5, 0.75, 4.0]
+    for w in (None, weights):
+        attrs = _tfidf_attrs(mode, grams[0], grams[1], skip, dtype is object, w)
+        # The reference needs weights outside TF mode.
+        ref = w is not None or mode == "TF"
+        _check("TfIdfVectorizer", {"x": x}, attrs, opset=9, with_ref=ref)
+        _check("TfIdfVectorizer", {"x": x[1]}, attrs, opset=9, with_ref=ref)
+
+
+def test_tfidf_vectorizer_index_permutation_and_empty():
+    x = np.array([[1, 2, 3, 5, 6, 7], [2, 2, 2, 9, 9, 9]], np.int64)
+    # Weights belong to pool n-grams (spec, onnxruntime); the reference reads
+    # them by output column, which differs once ngram_indexes permutes.
+    attrs = _tfidf_attrs("TFIDF", 1, 3, 2, False, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], indexes=[7, 6, 5, 4, 3, 2, 1, 0])
+    _check("TfIdfVectorizer", {"x": x}, attrs, opset=9, with_ref=False)
+    _check("TfIdfVectorizer", {"x": x}, dict(attrs, mode="IDF"), opset=9, with_ref=False)
+    _check("TfIdfVectorizer", {"x": np.zeros((0,), np.int64)}, attrs, opset=9)
+    _check("TfIdfVectorizer", {"x": np.zeros((2, 0), np.int64)}, attrs, opset=9)
+    # Only bigrams asked for; a row shorter than any n-gram.
+    _check("TfIdfVectorizer", {"x": np.array([[5], [6]], np.int64)}, _tfidf_attrs("TF", 2, 2, 0, False), opset=9)
+
+
+def test_tfidf_vectorizer_bad_input():
+    base = _tfidf_attrs("TF", 1, 2, 0, False)
+    x = np.array([1, 2, 3], np.int64)
+    _fails("TfIdfVectorizer", {"x": x}, dict(base, mode="BM25"), opset=9, match=("mode", "BM25"), at_load=True)
+    _fails("TfIdfVectorizer", {"x": x}, dict(base, min_gram_length=3), opset=9, match=("min_gram_length",),
+           at_load=True)
+    _fails("TfIdfVectorizer", {"x": x}, dict(base, ngram_counts=[0, 5, 10]), opset=9, match=("groups of 2",),
+           at_load=True)
+    _fails("TfIdfVectorizer", {"x": x}, dict(base, ngram_counts=[0, 4, 99]), opset=9, match=("ngram_counts",),
+           at_load=True)
+    _fails("TfIdfVectorizer", {"x": x}, dict(base, ngram_indexes=[0, 1, 2]), opset=9, match=("ngram_indexes",),
+           at_load=True)
+    _fails("TfIdfVectorizer", {"x": x}, dict(base, weights=[1.0]), opset=9, match=("weights",), at_load=True)
+    both = dict(base, pool_strings=POOL_STRS)
+    _fails("TfIdfVectorizer", {"x": x}, both, opset=9, match=("pool_int64s", "pool_strings"), at_load=True)
+    _fails("TfIdfVectorizer", {"x": np.zeros((2, 2, 2), np.int64)}, base, opset=9, match=("[N, C]", "2,2,2"))
