@@ -36,8 +36,8 @@ Status ToFloat(const Tensor& x, const std::string& node, std::vector<float>* out
 float Probit(float p) {
   const float x = 2.f * p - 1.f;
   const float sign = x < 0 ? -1.f : 1.f;
+  // p = 0 or 1 gives -inf or +inf, the limits (onnxruntime writes them too).
   const float one_minus_sq = (1.f - x) * (1.f + x);
-  if (one_minus_sq == 0.f) return 0.f;
   constexpr float kA = 0.147f;
   constexpr float kTwoOverPiA = 2.f / (3.14159265358979f * kA);
   const float ln = std::log(one_minus_sq);

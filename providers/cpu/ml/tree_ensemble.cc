@@ -83,8 +83,11 @@ Status RunModel(const ml::TreeEnsembleModel<T>& model, const Tensor& X, const st
 
 // One row of regression scores: base values, then the transform. One
 // target: onnxruntime adds a single base value and applies PROBIT only.
+// Several: a target no leaf gave a weight to stays 0, without its base
+// value, as onnxruntime writes it.
 template <typename T, typename Out>
-void FinishRegression(const T* acc, int64_t E, const std::vector<double>& base, PostTransform post, Out* y) {
+void FinishRegression(const T* acc, const uint8_t* has, int64_t E, const std::vector<double>& base,
+                      PostTransform post, Out* y) {
   std::vector<float> row(static_cast<size_t>(E));
   if (E == 1) {
     const T v = acc[0] + (base.size() == 1 ? static_cast<T>(base[0]) : T(0));
@@ -93,7 +96,8 @@ void FinishRegression(const T* acc, int64_t E, const std::vector<double>& base, 
     return;
   }
   const bool use_base = static_cast<int64_t>(base.size()) == E;
-  for (int64_t k = 0; k < E; ++k) row[k] = static_cast<float>(acc[k] + (use_base ? static_cast<T>(base[k]) : T(0)));
+  for (int64_t k = 0; k < E; ++k)
+    row[k] = has[k] ? static_cast<float>(acc[k] + (use_base ? static_cast<T>(base[k]) : T(0))) : 0.f;
   ml::TransformRow(post, row.data(), E);
   for (int64_t k = 0; k < E; ++k) y[k] = static_cast<Out>(row[k]);
 }
@@ -240,12 +244,15 @@ class TreeEnsembleRegressorKernel final : public OpKernel {
   template <typename T>
   Status Run(const ml::TreeEnsembleModel<T>& model, const Tensor& X, KernelContext& ctx) const {
     std::vector<T> acc;
+    std::vector<uint8_t> has;
     int64_t n = 0;
-    ONYX_RETURN_IF_ERROR(RunModel(model, X, node_, agg_, ctx.threads(), &acc, nullptr, &n));
     const int64_t E = model.n_targets();
+    ONYX_RETURN_IF_ERROR(RunModel(model, X, node_, agg_, ctx.threads(), &acc, E > 1 ? &has : nullptr, &n));
     Tensor* Y = ctx.Output(0, {n, E}, ElemType::kFloat);
     if (Y == nullptr) return Status::OK();
-    for (int64_t r = 0; r < n; ++r) FinishRegression(acc.data() + r * E, E, base_, post_, Y->data<float>() + r * E);
+    for (int64_t r = 0; r < n; ++r)
+      FinishRegression(acc.data() + r * E, E > 1 ? has.data() + r * E : nullptr, E, base_, post_,
+                       Y->data<float>() + r * E);
     return Status::OK();
   }
 
@@ -514,12 +521,15 @@ class TreeEnsembleKernel final : public OpKernel {
   template <typename T, typename Out>
   Status Run(const ml::TreeEnsembleModel<T>& model, const Tensor& X, KernelContext& ctx) const {
     std::vector<T> acc;
+    std::vector<uint8_t> has;
     int64_t n = 0;
-    ONYX_RETURN_IF_ERROR(RunModel(model, X, node_, agg_, ctx.threads(), &acc, nullptr, &n));
     const int64_t E = model.n_targets();
+    ONYX_RETURN_IF_ERROR(RunModel(model, X, node_, agg_, ctx.threads(), &acc, E > 1 ? &has : nullptr, &n));
     Tensor* Y = ctx.Output(0, {n, E}, X.type());
     if (Y == nullptr) return Status::OK();
-    for (int64_t r = 0; r < n; ++r) FinishRegression(acc.data() + r * E, E, {}, post_, Y->data<Out>() + r * E);
+    for (int64_t r = 0; r < n; ++r)
+      FinishRegression(acc.data() + r * E, E > 1 ? has.data() + r * E : nullptr, E, {}, post_,
+                       Y->data<Out>() + r * E);
     return Status::OK();
   }
 
