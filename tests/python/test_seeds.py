@@ -5,8 +5,8 @@ Each test receives the runtime module under the name the seed uses
 (`onnxruntime`, `rt`) and runs the block's lines as written, on onnxruntime
 and on onyxruntime. Blocks that need a GPU or torch are run up to the point
 where a CPU-only build must refuse them, and check that it does so clearly.
-Seed 003's scikit-learn tutorial needs scikit-learn and skl2onnx, which are
-not dependencies of this project; it waits for the conformance issue (marked).
+Seed 003's scikit-learn tutorial uses scikit-learn and skl2onnx, test
+dependencies in scripts/requirements.txt.
 """
 
 import importlib
@@ -98,11 +98,49 @@ def test_seed000_example_model_runs_on_valid_input(onnxruntime):
 # ---- seed 003: API overview -----------------------------------------------------
 
 
-@pytest.mark.skip(reason="seed 003 tutorial steps 1-3 train scikit-learn's LogisticRegression and convert it "
-                         "with skl2onnx: neither is a dependency here; the ML-model part waits for the "
-                         "conformance issue")
-def test_seed003_sklearn_tutorial():
-    pass
+def test_seed003_sklearn_tutorial(onnxruntime, in_tmp):
+    rt = onnxruntime
+    # -- block "Step 1: Train a model using your favorite framework"
+    from sklearn.datasets import load_iris
+    from sklearn.model_selection import train_test_split
+    iris = load_iris()
+    X, y = iris.data, iris.target
+    X_train, X_test, y_train, y_test = train_test_split(X, y)
+
+    from sklearn.linear_model import LogisticRegression
+    clr = LogisticRegression()
+    clr.fit(X_train, y_train)
+    print(clr)
+    # -- block "Step 2: Convert or export the model into ONNX format"
+    from skl2onnx import convert_sklearn
+    from skl2onnx.common.data_types import FloatTensorType
+
+    initial_type = [('float_input', FloatTensorType([None, 4]))]
+    onx = convert_sklearn(clr, initial_types=initial_type)
+    with open("logreg_iris.onnx", "wb") as f:
+        f.write(onx.SerializeToString())
+    # -- block "Step 3: Load and run the model using ONNX Runtime" (import changed)
+    import numpy
+
+    sess = rt.InferenceSession(
+        "logreg_iris.onnx", providers=rt.get_available_providers())
+    input_name = sess.get_inputs()[0].name
+    pred_onx = sess.run(None, {input_name: X_test.astype(numpy.float32)})[0]
+    print(pred_onx)
+    np.testing.assert_array_equal(pred_onx, clr.predict(X_test.astype(numpy.float32)))
+    # -- block "one specific output by its name" (import changed)
+    sess = rt.InferenceSession(
+        "logreg_iris.onnx", providers=rt.get_available_providers())
+    input_name = sess.get_inputs()[0].name
+    label_name = sess.get_outputs()[0].name
+    pred_onx = sess.run(
+        [label_name], {input_name: X_test.astype(numpy.float32)})[0]
+    print(pred_onx)
+    np.testing.assert_array_equal(pred_onx, clr.predict(X_test.astype(numpy.float32)))
+    # The probabilities come as a list of {class: probability} dicts (ZipMap).
+    proba = sess.run(None, {input_name: X_test.astype(numpy.float32)})[1]
+    np.testing.assert_allclose([[p[k] for k in range(3)] for p in proba],
+                               clr.predict_proba(X_test.astype(numpy.float32)), rtol=1e-4, atol=1e-5)
 
 
 def test_seed003_load_and_run(onnxruntime, in_tmp):

@@ -37,5 +37,20 @@ float Probit(float p);
 // Applies `t` in place to one row of `n` scores.
 void TransformRow(PostTransform t, float* row, int64_t n);
 
+// The values of a float, double or float16 tensor as double.
+Status TensorToDoubles(const Tensor& t, const std::string& what, std::vector<double>* out);
+
+// A list of reals given either as attribute `name` (floats) or as tensor
+// attribute `name`_as_tensor (float or double; the TreeEnsemble* and
+// LabelEncoder opset-3+ spelling, for double precision). Empty when neither
+// is given; INVALID_GRAPH naming `node` when both are.
+Status ReadReals(const KernelInfo& info, const std::string& name, const std::string& node, std::vector<double>* out);
+
+// Input 0 as a [N, F] matrix of T (a copy unless it already is T): N = 1
+// for a 1-D input. `types` names what the input may be, for the message.
+template <typename T>
+Status FeatureMatrix(const Tensor& x, const std::string& node, std::vector<T>* storage, const T** data, int64_t* n,
+                     int64_t* f);
+
 }  // namespace ml
 }  // namespace onyx

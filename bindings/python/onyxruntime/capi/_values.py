@@ -187,6 +187,13 @@ def _map_value(name, mapping, declared, keep):
         value_type = _TYPE_CODES.get(value_name[7:-1]) if value_name.startswith("tensor(") else None
     keys = list(mapping.keys())
     vals = list(mapping.values())
+    # A key of the wrong kind would be converted silently (1 -> "1") or fail
+    # inside numpy; say which input and which key instead.
+    for key in keys:
+        is_str = isinstance(key, (str, bytes))
+        if (key_type == 8 and not is_str) or (key_type not in (None, 8) and (is_str or isinstance(key, float))):
+            raise RuntimeError("input '%s': map key %r is a %s but the input is declared %s"
+                               % (name, key, type(key).__name__, declared))
     key_arr = np.array(keys, dtype=numpy_dtype_for(key_type) if key_type else None)
     if key_arr.dtype.kind in "US":
         key_arr = key_arr.astype(object)
