@@ -1,4 +1,5 @@
-"""Training-related kernels: the ai.onnx.preview.training optimizers Adagrad,
+"""Training-related kernels: BatchNormalization and Dropout in training mode,
+and the ai.onnx.preview.training optimizers Adagrad,
 Adam and Momentum (standard, Nesterov; one or several tensors; float and
 double), against onnx.reference.ReferenceEvaluator and the spec's formulas
 (onnxruntime's CPU build has none of them); bad inputs name the node."""
@@ -118,3 +119,130 @@ def test_optimizer_bad_inputs():
         _ours(_model("Momentum", _feeds(0.1, 1, [x], [x], [h]), 2, alpha=0.9, beta=0.1, mode="heavy",
                      norm_coefficient=0.0), _feeds(0.1, 1, [x], [x], [h]))
     assert "heavy" in str(e.value)
+
+
+# --------------------------------------------------------------------------
+# BatchNormalization, training_mode=1 (opset 14+)
+
+
+def _bn_model(x, opset, n_out=3, **attrs):
+    c = x.shape[1]
+    elem = np_dtype_to_tensor_dtype(x.dtype)
+    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"][:n_out], name="bn",
+                            **attrs)
+    ins = [helper.make_tensor_value_info("x", elem, x.shape)] + [
+        helper.make_tensor_value_info(n, elem, [c]) for n in ("s", "b", "m", "v")]
+    outs = [helper.make_tensor_value_info(n, elem, None) for n in ["y", "rm", "rv"][:n_out]]
+    m = helper.make_model(helper.make_graph([node], "g", ins, outs), opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    c_feeds = {n: RNG.standard_normal(c).astype(x.dtype) for n in ("s", "b", "m")}
+    c_feeds["v"] = np.abs(RNG.standard_normal(c)).astype(x.dtype) + 0.5
+    return m, dict(x=x, **c_feeds)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (4, 2), (3, 5, 7), (2, 3, 2, 2, 2)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("opset", [14, 15])
+def test_batchnorm_training(shape, dtype, opset):
+    x = (RNG.standard_normal(shape) * 3 + 1).astype(dtype)
+    m, f = _bn_model(x, opset, training_mode=1, momentum=0.8, epsilon=1e-3)
+    y, rm, rv = _check(m, f, tol=1e-4)
+    axes = tuple(i for i in range(x.ndim) if i != 1)
+    mean, var = x.astype(np.float64).mean(axis=axes), x.astype(np.float64).var(axis=axes)
+    bshape = [1, -1] + [1] * (x.ndim - 2)
+    want_y = (x - mean.reshape(bshape)) / np.sqrt(var.reshape(bshape) + 1e-3) * f["s"].reshape(bshape) + \
+        f["b"].reshape(bshape)
+    np.testing.assert_allclose(y, want_y, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(rm, f["m"] * 0.8 + mean * 0.2, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rv, f["v"] * 0.8 + var * 0.2, rtol=1e-5, atol=1e-5)
+
+
+def test_batchnorm_training_only_y_and_inference_unchanged():
+    x = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    m, f = _bn_model(x, 15, n_out=1, training_mode=1)
+    _check(m, f, tol=1e-4)
+    m, f = _bn_model(x, 15, n_out=1, training_mode=0)
+    _check(m, f, tol=1e-5)
+
+
+def test_batchnorm_statistics_outputs_need_training_mode():
+    x = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    m, f = _bn_model(x, 15, n_out=3, training_mode=0)
+    with pytest.raises(Exception) as e:
+        _ours(m, f)
+    assert "bn" in str(e.value) and "training_mode=1" in str(e.value)
+
+
+# --------------------------------------------------------------------------
+# Dropout, training_mode=true
+
+
+def _dropout_model(dtype, n_out=2, **attrs):
+    elem = np_dtype_to_tensor_dtype(np.dtype(dtype))
+    node = helper.make_node("Dropout", ["x", "r", "t"], ["y", "mask"][:n_out], name="drop", **attrs)
+    ins = [helper.make_tensor_value_info("x", elem, None), helper.make_tensor_value_info("r", TensorProto.FLOAT, []),
+           helper.make_tensor_value_info("t", TensorProto.BOOL, [])]
+    outs = [helper.make_tensor_value_info("y", elem, None), helper.make_tensor_value_info("mask", TensorProto.BOOL,
+                                                                                          None)][:n_out]
+    m = helper.make_model(helper.make_graph([node], "g", ins, outs), opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def _drop_feeds(x, ratio, training=True):
+    return {"x": x, "r": np.array(ratio, np.float32), "t": np.array(training)}
+
+
+@pytest.mark.parametrize("ratio", [0.1, 0.5, 0.75])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_dropout_training_statistics(ratio, dtype):
+    n = 200000
+    x = RNG.uniform(1, 2, n).astype(dtype)
+    y, mask = _ours(_dropout_model(dtype, seed=3), _drop_feeds(x, ratio))
+    assert mask.dtype == bool and y.dtype == dtype
+    kept = mask.mean()
+    # Binomial: 6 standard deviations.
+    assert abs(kept - (1 - ratio)) < 6 * np.sqrt(ratio * (1 - ratio) / n), kept
+    tol = 1e-3 if dtype == np.float16 else 1e-6
+    np.testing.assert_allclose(y[mask].astype(np.float64), x[mask].astype(np.float64) / (1 - ratio), rtol=tol)
+    assert (y[~mask] == 0).all()
+    # Neighbouring draws are not correlated: runs of kept elements look geometric.
+    pairs = np.mean(mask[1:] & mask[:-1])
+    assert abs(pairs - (1 - ratio) ** 2) < 0.01
+
+
+def test_dropout_seed_reproducible_and_distinct():
+    x = np.ones(5000, np.float32)
+    a = _ours(_dropout_model(np.float32, seed=1), _drop_feeds(x, 0.5))[1]
+    b = _ours(_dropout_model(np.float32, seed=1), _drop_feeds(x, 0.5))[1]
+    c = _ours(_dropout_model(np.float32, seed=2), _drop_feeds(x, 0.5))[1]
+    np.testing.assert_array_equal(a, b)
+    assert (a != c).any()
+    # Without a seed attribute the global seed makes it reproducible.
+    rt.set_seed(123)
+    d = _ours(_dropout_model(np.float32), _drop_feeds(x, 0.5))[1]
+    rt.set_seed(123)
+    e = _ours(_dropout_model(np.float32), _drop_feeds(x, 0.5))[1]
+    np.testing.assert_array_equal(d, e)
+    # Two runs of one session draw fresh masks.
+    sess = rt.InferenceSession(_dropout_model(np.float32, seed=1).SerializeToString(),
+                               providers=["CPUExecutionProvider"])
+    assert (sess.run(None, _drop_feeds(x, 0.5))[1] != sess.run(None, _drop_feeds(x, 0.5))[1]).any()
+
+
+def test_dropout_training_zero_ratio_and_inference_are_identity():
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    for f in (_drop_feeds(x, 0.0, True), _drop_feeds(x, 0.6, False)):
+        y, mask = _ours(_dropout_model(np.float32), f)
+        np.testing.assert_array_equal(y, x)
+        assert mask.all()
+        ref = ReferenceEvaluator(_dropout_model(np.float32)).run(None, f)
+        np.testing.assert_array_equal(y, ref[0])
+
+
+def test_dropout_training_bad_ratio():
+    x = np.ones(4, np.float32)
+    for r in (1.0, -0.1):
+        with pytest.raises(Exception) as e:
+            _ours(_dropout_model(np.float32), _drop_feeds(x, r))
+        assert "drop" in str(e.value) and "input 1 (ratio)" in str(e.value) and "[0, 1)" in str(e.value)
