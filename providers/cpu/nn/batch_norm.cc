@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/half_float.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -36,6 +37,9 @@ class BatchNormKernel final : public OpKernel {
   }
 
   Status Compute(KernelContext& ctx) const override {
+    // float16/bfloat16 run the float code, accumulating in float.
+    if (const Tensor* in0 = ctx.Input(0); in0 != nullptr && IsHalfType(in0->type()))
+      return ComputeThroughFloat(*this, ctx, {{0, 0}, {1, 3}, {2, 3}});
     const Tensor* in[5];
     for (int i = 0; i < 5; ++i) ONYX_RETURN_IF_ERROR(ctx.RequiredInput(i, &in[i]));
     const Tensor& x = *in[0];
@@ -134,6 +138,6 @@ class BatchNormKernel final : public OpKernel {
 
 }  // namespace
 
-ONYX_REGISTER_KERNEL(BatchNormKernel, "", "BatchNormalization", 1, kMaxVersion, FloatTypes());
+ONYX_REGISTER_KERNEL(BatchNormKernel, "", "BatchNormalization", 1, kMaxVersion, FloatOrHalfTypes());
 
 }  // namespace onyx
