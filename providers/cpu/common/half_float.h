@@ -3,7 +3,11 @@
 // round the float result once, as onnxruntime's CPU kernels do.
 #pragma once
 
+#include <initializer_list>
+#include <utility>
+
 #include "core/framework/tensor.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 
@@ -24,5 +28,20 @@ void NarrowFromFloat(const Tensor& f, Tensor* out) {
   H* dst = out->data<H>();
   for (int64_t i = 0; i < out->size(); ++i) dst[i] = H(src[i]);
 }
+
+inline bool IsHalfType(ElemType t) { return t == ElemType::kFloat16 || t == ElemType::kBFloat16; }
+
+// Runs `kernel`'s float code for float16/bfloat16 data: kernel.Compute sees
+// a view of `ctx` whose 16-bit float input tensors read as float (widened
+// once, on first use). Each pair {o, i} of `typed_like` says output o has
+// input i's type: when that is a 16-bit float, the kernel (seeing float)
+// asks for output o in float, and it is made in float and rounded once into
+// the real output of the 16-bit type. Other outputs (indices, float
+// statistics) pass through. For kernels whose math is written for
+// float/double (pools, normalizations, Gemm, ArgMax), so 16-bit data
+// accumulates in float. A kernel calls it from Compute when its input 0 is
+// a 16-bit float; the view's inputs no longer are.
+Status ComputeThroughFloat(const OpKernel& kernel, KernelContext& ctx,
+                           std::initializer_list<std::pair<int, int>> typed_like);
 
 }  // namespace onyx

@@ -4,8 +4,9 @@
 #include <cstring>
 
 #include "providers/cpu/common/dispatch.h"
-#include "providers/kernel.h"
+#include "providers/cpu/common/half_float.h"
 #include "providers/cpu/math/blas.h"
+#include "providers/kernel.h"
 
 // Present only in DYNAMIC_ARCH builds of OpenBLAS (Debian's is one); weak so
 // that other builds still link.
@@ -69,6 +70,9 @@ class GemmKernel final : public OpKernel {
   }
 
   Status Compute(KernelContext& ctx) const override {
+    // float16/bfloat16 run the float code, accumulating in float.
+    if (const Tensor* in0 = ctx.Input(0); in0 != nullptr && IsHalfType(in0->type()))
+      return ComputeThroughFloat(*this, ctx, {{0, 0}});
     const Tensor* a = nullptr;
     const Tensor* b = nullptr;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &a));
@@ -136,6 +140,6 @@ class GemmKernel final : public OpKernel {
 
 ONYX_REGISTER_KERNEL(GemmKernel, "", "Gemm", 1, kMaxVersion,
                      {ElemType::kFloat, ElemType::kDouble, ElemType::kInt32, ElemType::kInt64, ElemType::kUint32,
-                      ElemType::kUint64});
+                      ElemType::kUint64, ElemType::kFloat16, ElemType::kBFloat16});
 
 }  // namespace onyx

@@ -167,5 +167,72 @@ inline Status ResolveCommon(const Names& nm, const Dims& xd, const Dims& wd, con
   return Status::OK();
 }
 
+// Conv's geometry (also ConvInteger's, QLinearConv's, DeformConv's): the
+// output size of each spatial dim from pads or auto_pad, and its leading pad.
+inline Status ResolveConv(const Names& nm, const Dims& xd, const Dims& wd, const Attrs& attrs, Geom* g) {
+  const size_t nd = xd.size() - 2;
+  std::vector<int64_t> pads;
+  ONYX_RETURN_IF_ERROR(ResolveCommon(nm, xd, wd, attrs, g, &pads));
+  for (size_t j = 0; j < nd; ++j) {
+    const int64_t in = g->in[j], keff = (g->k[j] - 1) * g->d[j] + 1, s = g->s[j];
+    int64_t out = 0, pb = 0;
+    switch (attrs.auto_pad) {
+      case AutoPad::kNotSet:
+        pb = pads[j];
+        out = in + pads[j] + pads[j + nd] >= keff ? (in + pads[j] + pads[j + nd] - keff) / s + 1 : 0;
+        break;
+      case AutoPad::kValid:
+        out = in >= keff ? (in - keff) / s + 1 : 0;
+        break;
+      case AutoPad::kSameUpper:
+      case AutoPad::kSameLower: {
+        out = CeilDiv(in, s);
+        const int64_t total = std::max<int64_t>(0, (out - 1) * s + keff - in);
+        pb = attrs.auto_pad == AutoPad::kSameUpper ? total / 2 : total - total / 2;
+        break;
+      }
+    }
+    ONYX_CHECK_ARG(out > 0 || in == 0, nm.op, ": ", nm.x, " ", ShapeToString(xd),
+                   " is smaller than the (dilated, padded) kernel of ", nm.w, " ", ShapeToString(wd));
+    g->SetDim(j, out, pb);
+  }
+  return Status::OK();
+}
+
+// Fills rows [row_begin, row_end) of the [C*kvol, out_size] column matrix for
+// the channels starting at `x` ([C, in...]).
+template <typename T>
+void Im2Col(const T* x, const Geom& g, int64_t row_begin, int64_t row_end, T* col) {
+  const size_t nd = g.nd;
+  const int64_t ow_n = g.out[nd - 1], iw_n = g.in[nd - 1], sw = g.s[nd - 1];
+  const int64_t outer = g.out_size / std::max<int64_t>(ow_n, 1);
+  std::vector<int64_t> kk(nd), o(nd);
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    const T* xc = x + (row / g.kvol) * g.in_size;
+    KernelTaps(row % g.kvol, g, &kk);
+    const int64_t off_w = kk[nd - 1] * g.d[nd - 1] - g.pb[nd - 1];
+    int64_t lo, hi;
+    ValidRange(off_w, sw, iw_n, ow_n, &lo, &hi);
+    T* dst = col + row * g.out_size;
+    std::fill(o.begin(), o.end(), 0);
+    for (int64_t oi = 0; oi < outer; ++oi, dst += ow_n) {
+      int64_t in_off = 0;
+      if (!TapRowOffset(g, o, kk, g.in, &in_off)) {
+        std::fill(dst, dst + ow_n, T(0));
+      } else {
+        const T* src = xc + in_off * iw_n + off_w;
+        std::fill(dst, dst + lo, T(0));
+        if (sw == 1) {
+          std::copy(src + lo, src + hi, dst + lo);
+        } else {
+          for (int64_t w = lo; w < hi; ++w) dst[w] = src[w * sw];
+        }
+        std::fill(dst + hi, dst + ow_n, T(0));
+      }
+      NextRowIndex(nd, g.out, &o);
+    }
+  }
+}
+
 }  // namespace conv
 }  // namespace onyx

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/half_float.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -68,6 +69,9 @@ class LayerNormKernel final : public OpKernel {
   }
 
   Status Compute(KernelContext& ctx) const override {
+    // float16/bfloat16 run the float code, accumulating in float.
+    if (const Tensor* in0 = ctx.Input(0); in0 != nullptr && IsHalfType(in0->type()))
+      return ComputeThroughFloat(*this, ctx, {{0, 0}});
     const Tensor* x = nullptr;
     const Tensor* scale = nullptr;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
@@ -146,6 +150,6 @@ class LayerNormKernel final : public OpKernel {
 
 }  // namespace
 
-ONYX_REGISTER_KERNEL(LayerNormKernel, "", "LayerNormalization", 17, kMaxVersion, FloatTypes());
+ONYX_REGISTER_KERNEL(LayerNormKernel, "", "LayerNormalization", 17, kMaxVersion, FloatOrHalfTypes());
 
 }  // namespace onyx

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/half_float.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -75,6 +76,9 @@ class PoolKernel final : public OpKernel {
   }
 
   Status Compute(KernelContext& ctx) const override {
+    // float16/bfloat16 run the float code, accumulating in float.
+    if (const Tensor* in0 = ctx.Input(0); in0 != nullptr && IsHalfType(in0->type()))
+      return ComputeThroughFloat(*this, ctx, {{0, 0}});
     const char* op = KindName(kKind);
     const Tensor* x = nullptr;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
@@ -294,6 +298,9 @@ class GlobalPoolKernel final : public OpKernel {
   Status Init(const KernelInfo&) { return Status::OK(); }
 
   Status Compute(KernelContext& ctx) const override {
+    // float16/bfloat16 run the float code, accumulating in float.
+    if (const Tensor* in0 = ctx.Input(0); in0 != nullptr && IsHalfType(in0->type()))
+      return ComputeThroughFloat(*this, ctx, {{0, 0}});
     const char* op = kKind == PoolKind::kMax ? "GlobalMaxPool" : "GlobalAveragePool";
     const Tensor* x = nullptr;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
@@ -331,9 +338,11 @@ class GlobalPoolKernel final : public OpKernel {
 }  // namespace
 
 ONYX_REGISTER_KERNEL(PoolKernel<PoolKind::kMax>, "", "MaxPool", 1, kMaxVersion,
-                     {ElemType::kFloat, ElemType::kDouble, ElemType::kInt8, ElemType::kUint8});
-ONYX_REGISTER_KERNEL(PoolKernel<PoolKind::kAverage>, "", "AveragePool", 1, kMaxVersion, FloatTypes());
-ONYX_REGISTER_KERNEL(GlobalPoolKernel<PoolKind::kMax>, "", "GlobalMaxPool", 1, kMaxVersion, FloatTypes());
-ONYX_REGISTER_KERNEL(GlobalPoolKernel<PoolKind::kAverage>, "", "GlobalAveragePool", 1, kMaxVersion, FloatTypes());
+                     {ElemType::kFloat, ElemType::kDouble, ElemType::kInt8, ElemType::kUint8, ElemType::kFloat16,
+                      ElemType::kBFloat16});
+ONYX_REGISTER_KERNEL(PoolKernel<PoolKind::kAverage>, "", "AveragePool", 1, kMaxVersion, FloatOrHalfTypes());
+ONYX_REGISTER_KERNEL(GlobalPoolKernel<PoolKind::kMax>, "", "GlobalMaxPool", 1, kMaxVersion, FloatOrHalfTypes());
+ONYX_REGISTER_KERNEL(GlobalPoolKernel<PoolKind::kAverage>, "", "GlobalAveragePool", 1, kMaxVersion,
+                     FloatOrHalfTypes());
 
 }  // namespace onyx

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/half_float.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -25,6 +26,9 @@ class ArgReduceKernel final : public OpKernel {
   }
 
   Status Compute(KernelContext& ctx) const override {
+    // float16/bfloat16 run the float code, accumulating in float.
+    if (const Tensor* in0 = ctx.Input(0); in0 != nullptr && IsHalfType(in0->type()))
+      return ComputeThroughFloat(*this, ctx, {});
     const Tensor* x;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
     const int64_t rank = static_cast<int64_t>(x->rank());
@@ -77,7 +81,7 @@ class ArgReduceKernel final : public OpKernel {
 
 }  // namespace
 
-ONYX_REGISTER_KERNEL(ArgReduceKernel, "", "ArgMax", 1, kMaxVersion, NumericTypes(), /*is_max=*/true);
-ONYX_REGISTER_KERNEL(ArgReduceKernel, "", "ArgMin", 1, kMaxVersion, NumericTypes(), /*is_max=*/false);
+ONYX_REGISTER_KERNEL(ArgReduceKernel, "", "ArgMax", 1, kMaxVersion, NumericOrHalfTypes(), /*is_max=*/true);
+ONYX_REGISTER_KERNEL(ArgReduceKernel, "", "ArgMin", 1, kMaxVersion, NumericOrHalfTypes(), /*is_max=*/false);
 
 }  // namespace onyx

@@ -168,7 +168,12 @@ class ReduceKernel final : public OpKernel {
     for (int64_t k = 0; k < rank; ++k)
       if (red[k]) reduce_count *= in[k];
 
-    return DispatchNumericOrHalf(X->type(), name, [&](auto tag) -> Status {
+    // bool (ReduceMax/ReduceMin, opset 20+) reduces its bytes as uint8: max
+    // is any, min is all; the empty set gives false and true.
+    const bool is_bool = X->type() == ElemType::kBool;
+    ONYX_CHECK(!is_bool || op_ == ROp::kMax || op_ == ROp::kMin, ErrorCode::kNotImplemented, name,
+               ": element type bool is not supported");
+    auto body = [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       using C = typename CalcType<T>::type;
       Tensor* Y = ctx.Output(0, out_dims, X->type());
@@ -230,10 +235,12 @@ class ReduceKernel final : public OpKernel {
           case ROp::kLogSumExp: v = static_cast<C>(std::log(static_cast<double>(v)) + static_cast<double>(shift[i])); break;
           default: break;
         }
-        y[i] = static_cast<T>(v);
+        y[i] = is_bool ? static_cast<T>(v != C(0)) : static_cast<T>(v);
       }
       return Status::OK();
-    });
+    };
+    if (is_bool) return body(TypeTag<uint8_t>{});
+    return DispatchNumericOrHalf(X->type(), name, body);
   }
 
  private:
@@ -252,6 +259,8 @@ ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceSum", 1, kMaxVersion, NumericOrHal
 ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceMean", 1, kMaxVersion, NumericOrHalfTypes(), ROp::kMean, 18);
 ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceMax", 1, kMaxVersion, NumericOrHalfTypes(), ROp::kMax, 18);
 ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceMin", 1, kMaxVersion, NumericOrHalfTypes(), ROp::kMin, 18);
+ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceMax", 20, kMaxVersion, BoolTypes(), ROp::kMax, 18);
+ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceMin", 20, kMaxVersion, BoolTypes(), ROp::kMin, 18);
 ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceProd", 1, kMaxVersion, NumericOrHalfTypes(), ROp::kProd, 18);
 ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceSumSquare", 1, kMaxVersion, NumericOrHalfTypes(), ROp::kSumSquare, 18);
 ONYX_REGISTER_KERNEL(ReduceKernel, "", "ReduceL1", 1, kMaxVersion, NumericOrHalfTypes(), ROp::kL1, 18);

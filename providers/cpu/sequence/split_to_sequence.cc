@@ -93,8 +93,11 @@ class SplitToSequenceKernel final : public sequence::NodeKernel {
     std::vector<int64_t> v(static_cast<size_t>(s->size()));
     for (int64_t i = 0; i < s->size(); ++i)
       v[i] = s->type() == ElemType::kInt64 ? s->data<int64_t>()[i] : s->data<int32_t>()[i];
+    // A 1-D split may hold empty parts (onnx's test_sequence_model8 splits an
+    // empty tensor into three); a scalar split is a part length, so positive.
     for (size_t i = 0; i < v.size(); ++i)
-      ONYX_CHECK_ARG(v[i] > 0, node(), ": ", InputName(1), " (split) must hold positive lengths, got ", v[i],
+      ONYX_CHECK_ARG(s->rank() == 0 ? v[i] > 0 : v[i] >= 0, node(), ": ", InputName(1), " (split) must hold ",
+                     s->rank() == 0 ? "a positive length" : "non-negative lengths", ", got ", v[i],
                      s->rank() == 0 ? "" : StrCat(" at index ", i));
     if (s->rank() == 0) {
       for (int64_t at = 0; at < dim; at += v[0]) out->push_back(std::min(v[0], dim - at));

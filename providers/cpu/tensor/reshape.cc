@@ -1,9 +1,12 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "core/framework/random.h"
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
 #include "providers/kernel.h"
@@ -206,32 +209,60 @@ class IdentityKernel final : public OpKernel {
   }
 };
 
-// Inference-mode Dropout: the output is the input and the mask is all ones.
+// Dropout. Inference (no training_mode, or false, or ratio 0): the output is
+// the input and the mask is all ones. Training (opset 12+): each element is
+// kept with probability 1 - ratio (a uniform draw >= ratio) and scaled by
+// 1 / (1 - ratio); the mask says which were kept. Draws come from the
+// kernel's own stream, seeded by the `seed` attribute or, without one, like
+// the random operators (providers/cpu/random/: the global seed and the node).
 class DropoutKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo& info) {
     opset_ = info.opset();
+    const Node& n = info.node();
+    int64_t seed = 0;
+    if (const Attribute* a = info.Attr("seed")) {
+      ONYX_CHECK(a->type == Attribute::Type::kInt, ErrorCode::kInvalidGraph, "Dropout: attribute 'seed' must be ",
+                 "an int");
+      seed = NodeSeed(a->i, "Dropout");
+    } else {
+      seed = NodeSeed(NextKernelSeed(), n.outputs.empty() ? n.name : n.outputs[0]);
+    }
+    stream_ = std::make_unique<RandomStream>(seed);
     return Status::OK();
   }
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* X = nullptr;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
+    double ratio = 0.5;
+    bool training = false;
     if (opset_ >= 12) {
-      const Tensor* training = ctx.Input(2);
-      if (training != nullptr) {
-        ONYX_CHECK_ARG(training->type() == ElemType::kBool && training->size() == 1,
+      const Tensor* training_t = ctx.Input(2);
+      if (training_t != nullptr) {
+        ONYX_CHECK_ARG(training_t->type() == ElemType::kBool && training_t->size() == 1,
                        "Dropout: input 2 (training_mode) must be a bool scalar");
-        const Tensor* ratio = ctx.Input(1);
-        bool zero_ratio = false;
-        if (ratio != nullptr && ratio->size() == 1) {
-          if (ratio->type() == ElemType::kFloat) zero_ratio = ratio->data<float>()[0] == 0.f;
-          if (ratio->type() == ElemType::kDouble) zero_ratio = ratio->data<double>()[0] == 0.0;
-        }
-        ONYX_CHECK(!training->data<bool>()[0] || zero_ratio, ErrorCode::kNotImplemented,
-                   "Dropout: training_mode=true is not supported (inference only)");
+        training = training_t->data<bool>()[0];
       }
+      const Tensor* r = ctx.Input(1);
+      if (r != nullptr) {
+        ONYX_CHECK_ARG(r->size() == 1 && r->rank() <= 1, "Dropout: input 1 (ratio) must be a scalar, got shape ",
+                       ShapeToString(r->dims()));
+        ONYX_RETURN_IF_ERROR(DispatchOver(FloatOrHalfTypeSet{}, r->type(), "Dropout", [&](auto tag) -> Status {
+          using R = typename decltype(tag)::type;
+          if constexpr (std::is_same<R, double>::value) {
+            ratio = r->data<double>()[0];
+          } else {
+            ratio = static_cast<double>(static_cast<float>(r->data<R>()[0]));
+          }
+          return Status::OK();
+        }));
+      }
+      if (training)
+        ONYX_CHECK_ARG(ratio >= 0.0 && ratio < 1.0, "Dropout: input 1 (ratio) must be in [0, 1) in training, got ",
+                       ratio);
     }
+    if (training && ratio > 0.0) return Train(ctx, *X, ratio);
     ONYX_RETURN_IF_ERROR(CopyAs(ctx, 0, *X, X->dims()));
     if (ctx.OutputCount() < 2) return Status::OK();
     if (opset_ >= 10) {
@@ -250,7 +281,42 @@ class DropoutKernel final : public OpKernel {
   }
 
  private:
+  Status Train(KernelContext& ctx, const Tensor& X, double ratio) const {
+    const int64_t n = X.size();
+    Tensor* Y = ctx.Output(0, X.dims(), X.type());
+    Tensor* M = ctx.OutputCount() > 1 ? ctx.Output(1, X.dims(), ElemType::kBool) : nullptr;
+    if (n == 0) return Status::OK();
+    const uint64_t base = stream_->Reserve(static_cast<uint64_t>(n));
+    const double scale = 1.0 / (1.0 - ratio);
+    return DispatchOver(FloatOrHalfTypeSet{}, X.type(), "Dropout", [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      const T* x = X.data<T>();
+      T* y = Y ? Y->data<T>() : nullptr;
+      bool* m = M ? M->data<bool>() : nullptr;
+      // Word j of the reserved range decides element j, whatever the chunking.
+      ThreadPool::For(ctx.threads(), (n + 1) / 2, 1 << 14, [&](int64_t b, int64_t e) {
+        uint64_t w[2];
+        for (int64_t k = b; k < e; ++k) {
+          stream_->Block(base + static_cast<uint64_t>(k), w);
+          for (int64_t h = 0; h < 2 && 2 * k + h < n; ++h) {
+            const int64_t j = 2 * k + h;
+            const bool keep = UnitDouble(w[h]) >= ratio;
+            if (m) m[j] = keep;
+            if (y == nullptr) continue;
+            if constexpr (std::is_same<T, double>::value) {
+              y[j] = keep ? x[j] * scale : 0.0;
+            } else {  // float and the 16-bit floats, scaled in float
+              y[j] = keep ? T(static_cast<float>(x[j]) * static_cast<float>(scale)) : T(0.0f);
+            }
+          }
+        }
+      });
+      return Status::OK();
+    });
+  }
+
   int opset_ = 0;
+  std::unique_ptr<RandomStream> stream_;
 };
 
 }  // namespace
