@@ -1,6 +1,7 @@
 #include "core/graph/onnx_schema.h"
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 
 #include "core/graph/proto_convert.h"
@@ -13,8 +14,13 @@
 namespace onyx {
 namespace {
 
+// Set once a schema lookup has returned: ONNX's registry is filled.
+std::atomic<bool> g_schemas_registered{false};
+
 const onnx::OpSchema* SchemaOf(const Node& node) {
-  return onnx::OpSchemaRegistry::Schema(node.op_type, node.since_version, node.domain);
+  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(node.op_type, node.since_version, node.domain);
+  g_schemas_registered.store(true, std::memory_order_relaxed);
+  return s;
 }
 
 std::string DomainName(const std::string& d) { return d.empty() ? "ai.onnx" : d; }
@@ -39,6 +45,24 @@ std::string TypeString(const TypeInfo& t) {
 }
 
 }  // namespace
+
+SchemaPreload::SchemaPreload() {
+  if (g_schemas_registered.load(std::memory_order_relaxed)) return;
+  try {
+    thread_ = std::thread([] {
+      // The first lookup registers every schema (a thread-safe static
+      // inside ONNX: a lookup elsewhere meanwhile waits for it).
+      (void)onnx::OpSchemaRegistry::Schema("Identity", 1, "");
+      g_schemas_registered.store(true, std::memory_order_relaxed);
+    });
+  } catch (const std::exception&) {
+    // No thread to be had: the first lookup registers them instead.
+  }
+}
+
+SchemaPreload::~SchemaPreload() {
+  if (thread_.joinable()) thread_.join();
+}
 
 Status CheckOpsetImports(const std::map<std::string, int>& opsets) {
   const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();

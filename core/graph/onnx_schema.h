@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -16,6 +17,23 @@ namespace onyx {
 namespace shape_inference {
 class InferContext;
 }
+
+// ONNX registers all its operator schemas on first use, once per process
+// (about 9 ms of one core: most of a small model's first session). A
+// SchemaPreload made before a model is read starts that registration on a
+// second thread, so it overlaps reading and parsing the model; whatever
+// needs a schema first waits for it. Its destructor joins the thread, so no
+// thread outlives the call that made it (nothing runs at process exit).
+class SchemaPreload {
+ public:
+  SchemaPreload();
+  ~SchemaPreload();
+  SchemaPreload(const SchemaPreload&) = delete;
+  SchemaPreload& operator=(const SchemaPreload&) = delete;
+
+ private:
+  std::thread thread_;
+};
 
 // Refuses an opset import newer than the ONNX library knows, for the domains it
 // knows (ai.onnx, ai.onnx.ml, ai.onnx.training, ai.onnx.preview.training), as

@@ -64,9 +64,9 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
 
   // New names: the old weights may be shared with other nodes.
   const std::string base = conv.name.empty() ? bn.outputs[0] : conv.name;
-  const std::string w_name = UniqueValueName(graph, base + "_bn_W");
+  const std::string w_name = UniqueValueName(graph, idx, base + "_bn_W");
   graph.initializers[w_name] = std::move(w_new);
-  const std::string b_name = UniqueValueName(graph, base + "_bn_B");
+  const std::string b_name = UniqueValueName(graph, idx, base + "_bn_B");
   graph.initializers[b_name] = std::move(b_new);
 
   const size_t bn_index = static_cast<size_t>(use.first);

@@ -32,6 +32,23 @@ GraphIndex::GraphIndex(const Graph& graph) {
     implicit_.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
   }
   for (const auto& o : graph.outputs) graph_outputs_.insert(o.name);
+  for (const Node& n : graph.nodes)
+    for (const auto& kv : n.attrs) {
+      if (kv.second.g) CollectNames(*kv.second.g, &nested_names_);
+      for (const auto& sg : kv.second.graphs)
+        if (sg) CollectNames(*sg, &nested_names_);
+    }
+  // Outer scopes too: a subgraph value must not shadow one it could read.
+  for (const Graph* p = graph.parent; p != nullptr; p = p->parent) CollectNames(*p, &nested_names_);
+}
+
+bool GraphIndex::NameTaken(const Graph& graph, const std::string& name) const {
+  if (producer_.count(name) || consumers_.count(name) || graph_outputs_.count(name) || implicit_.count(name) ||
+      nested_names_.count(name) || graph.initializers.count(name) || graph.value_types.count(name))
+    return true;
+  for (const auto& v : graph.inputs)
+    if (v.name == name) return true;
+  return false;
 }
 
 int GraphIndex::Producer(const std::string& value) const {
@@ -61,15 +78,11 @@ const Tensor* ConstantInitializer(const Graph& graph, const std::string& name) {
   return it->second.get();
 }
 
-std::string UniqueValueName(const Graph& graph, const std::string& base) {
-  std::unordered_set<std::string> names;
-  CollectNames(graph, &names);
-  // Outer scopes too: a subgraph value must not shadow one it could read.
-  for (const Graph* p = graph.parent; p != nullptr; p = p->parent) CollectNames(*p, &names);
-  if (!names.count(base)) return base;
+std::string UniqueValueName(const Graph& graph, const GraphIndex& index, const std::string& base) {
+  if (!index.NameTaken(graph, base)) return base;
   for (int i = 1;; ++i) {
     std::string n = base + "_" + std::to_string(i);
-    if (!names.count(n)) return n;
+    if (!index.NameTaken(graph, n)) return n;
   }
 }
 

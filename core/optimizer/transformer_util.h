@@ -36,6 +36,11 @@ class GraphIndex {
   bool IsGraphOutput(const std::string& value) const { return graph_outputs_.count(value) != 0; }
   // Read by a subgraph of some node (through implicit_inputs).
   bool IsImplicitInput(const std::string& value) const { return implicit_.count(value) != 0; }
+  // Whether `name` names anything in the graph (a node's input or output, a
+  // graph input or output, an initializer, a typed value), in a subgraph of
+  // one of its nodes, or in an enclosing graph. Hash lookups: a transformer
+  // naming many new values stays linear in the graph.
+  bool NameTaken(const Graph& graph, const std::string& name) const;
   // Exactly one explicit read and nothing else sees it: the value may vanish
   // when its producer and that reader are merged.
   bool HasSingleUse(const std::string& value) const;
@@ -46,14 +51,17 @@ class GraphIndex {
   std::unordered_map<std::string, int> producer_;
   std::unordered_map<std::string, std::vector<std::pair<int, int>>> consumers_;
   std::unordered_set<std::string> graph_outputs_, implicit_;
+  // Names inside subgraphs of the nodes and in enclosing graphs (usually none).
+  std::unordered_set<std::string> nested_names_;
 };
 
 // The initializer `name` when a run cannot replace it (it is not also a graph
 // input), else null.
 const Tensor* ConstantInitializer(const Graph& graph, const std::string& name);
 
-// A value name not used anywhere in `graph` yet, derived from `base`.
-std::string UniqueValueName(const Graph& graph, const std::string& base);
+// A value name not used anywhere in `graph` yet (nor in its subgraphs or
+// enclosing graphs), derived from `base`; `index` must be current.
+std::string UniqueValueName(const Graph& graph, const GraphIndex& index, const std::string& base);
 
 // Drops initializers that no node (or subgraph) reads and that are neither
 // graph inputs nor outputs; returns how many went.

@@ -1,5 +1,7 @@
 #include "core/session/session.h"
 
+#include "core/graph/onnx_schema.h"
+
 #include <cblas.h>
 
 #include <algorithm>
@@ -118,6 +120,7 @@ Session::~Session() {
 
 Status Session::Create(const SessionOptions& options, const std::string& path, std::unique_ptr<Session>* out) {
   auto start = Profiler::Clock::now();
+  SchemaPreload preload;  // registers ONNX's schemas while the model loads, once per process
   std::unique_ptr<Session> s(new Session());
   ONYX_RETURN_IF_ERROR(LoadModelFromFile(path, &s->model_));
   ONYX_RETURN_IF_ERROR(s->Initialize(options, start));
@@ -128,6 +131,7 @@ Status Session::Create(const SessionOptions& options, const std::string& path, s
 Status Session::CreateFromBytes(const SessionOptions& options, const void* data, size_t size,
                                 std::unique_ptr<Session>* out) {
   auto start = Profiler::Clock::now();
+  SchemaPreload preload;  // registers ONNX's schemas while the model loads, once per process
   std::unique_ptr<Session> s(new Session());
   ONYX_RETURN_IF_ERROR(LoadModelFromBytes(data, size, "", &s->model_));
   ONYX_RETURN_IF_ERROR(s->Initialize(options, start));

@@ -546,10 +546,10 @@ TEST(BatchNorm, ErrorsAreClear) {
   Tensor x = MakeTensor<float>({1, 2, 2}, Random(4, 1)), p2 = MakeTensor<float>({2}, {1, 1}),
          p3 = MakeTensor<float>({3}, {1, 1, 1});
   std::vector<std::unique_ptr<Tensor>> out;
+  // Training mode with only Y asked for: the running statistics are not written.
   Status s = RunCpuKernel(MakeNode("BatchNormalization", 15, {{"training_mode", Int(1)}}), {&x, &p2, &p2, &p2, &p2}, 1,
                           &out);
-  EXPECT_EQ(s.code(), ErrorCode::kNotImplemented);
-  EXPECT_NE(s.message().find("training_mode"), std::string::npos) << s.message();
+  EXPECT_TRUE(s.ok()) << s.message();
   s = RunCpuKernel(MakeNode("BatchNormalization", 15), {&x, &p2, &p3, &p2, &p2}, 1, &out);
   EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << s.message();
   s = RunCpuKernel(MakeNode("BatchNormalization", 15), {&x, &p2, &p2, &p2}, 1, &out);

@@ -101,7 +101,7 @@ class BatchNormKernel final : public OpKernel {
         mean = bmean.data();
         var = bvar.data();
         const T mom = static_cast<T>(momentum_);
-        for (int out = 1; out <= 2; ++out) {
+        for (int out = 1; out <= 2 && out < ctx.OutputCount(); ++out) {
           Tensor* o = ctx.Output(out, in[2 + out]->dims(), x.type());
           if (o == nullptr) continue;
           const T* prior = in[2 + out]->data<T>();
