@@ -151,3 +151,6 @@ ONYX_SLOT(EnvUnregisterAllocator, 132);
 /* API version 3 */
 ONYX_SLOT(ProviderGetSupportedOperatorCount, 133);
 ONYX_SLOT(ProviderGetSupportedOperator, 134);
+
+/* API version 4 */
+ONYX_SLOT(SessionRunTensors, 135);

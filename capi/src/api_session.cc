@@ -169,6 +169,64 @@ OnyxStatus* SessionRun(OnyxSession* session, const OnyxRunOptions* run_options, 
   API_END
 }
 
+OnyxStatus* SessionRunTensors(OnyxSession* session, const OnyxRunOptions* run_options, const size_t* input_indices,
+                              const OnyxTensorArg* inputs, size_t input_count, const size_t* output_indices,
+                              size_t output_count, OnyxTensorResult* outputs) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(session);
+  if (input_count > 0) {
+    API_CHECK_NOT_NULL(input_indices);
+    API_CHECK_NOT_NULL(inputs);
+  }
+  if (output_count > 0) API_CHECK_NOT_NULL(outputs);
+  const Session& sess = *session->session;
+  const size_t n_inputs = sess.inputs().size();
+  const size_t n_feedable = n_inputs + sess.overridable_initializers().size();
+  static const MemoryInfo kCpu;
+  std::vector<Value> feeds;
+  feeds.reserve(input_count);
+  std::vector<const Value*> feed_ptrs(input_count);
+  for (size_t i = 0; i < input_count; ++i) {
+    const size_t index = input_indices[i];
+    if (index >= n_feedable)
+      return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("SessionRunTensors: input_indices[", i, "] = ", index,
+                                                     " is out of range (the model has ", n_inputs, " inputs and ",
+                                                     n_feedable - n_inputs, " overridable initializers)"));
+    const OnyxTensorArg& arg = inputs[i];
+    const std::string& name =
+        index < n_inputs ? sess.inputs()[index].name : sess.overridable_initializers()[index - n_inputs].name;
+    Dims dims;
+    Status st = CheckTensorArg(arg.data, arg.data_bytes, arg.shape, arg.rank, arg.type, &dims);
+    if (!st.ok())
+      return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("SessionRunTensors: input '", name, "': ", st.message()));
+    // The engine never writes its inputs; the tensor type is shared with outputs, hence the cast.
+    feeds.emplace_back(Tensor(static_cast<ElemType>(arg.type), std::move(dims), const_cast<void*>(arg.data), kCpu));
+    feed_ptrs[i] = &feeds.back();
+  }
+  std::vector<Value> results;
+  API_RETURN_IF_ERROR(sess.RunIndexed(run_options ? &run_options->options : nullptr, input_indices, feed_ptrs.data(),
+                                      input_count, output_indices, output_count, &results));
+  // Allocate every handle first so a failure leaves the caller's slots untouched.
+  std::vector<std::unique_ptr<OnyxValue>> handles;
+  handles.reserve(results.size());
+  for (auto& v : results) handles.push_back(std::make_unique<OnyxValue>(OnyxValue{std::move(v)}));
+  for (size_t i = 0; i < handles.size(); ++i) {
+    OnyxTensorResult& r = outputs[i];
+    Value& v = handles[i]->value;
+    r = OnyxTensorResult{};
+    r.kind = static_cast<OnyxValueKind>(v.kind());
+    if (v.IsTensor()) {
+      Tensor& t = v.tensor();
+      r.type = static_cast<OnyxElementType>(t.type());
+      r.rank = t.dims().size();
+      r.shape = t.dims().data();
+      r.data = t.type() == ElemType::kString || t.size() == 0 ? nullptr : t.raw();
+    }
+    r.value = handles[i].release();
+  }
+  API_END
+}
+
 OnyxStatus* SessionEndProfiling(OnyxSession* session, const char** out) {
   API_BEGIN
   API_CHECK_NOT_NULL(session);
@@ -208,6 +266,7 @@ void FillSessionApi(OnyxApi& a) {
   a.SessionGetProviderName = SessionGetProviderName;
   a.SessionRun = SessionRun;
   a.SessionEndProfiling = SessionEndProfiling;
+  a.SessionRunTensors = SessionRunTensors;
   a.SessionGetProfilingStartTimeNs = SessionGetProfilingStartTimeNs;
 }
 

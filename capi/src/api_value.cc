@@ -5,6 +5,22 @@
 
 namespace onyx {
 namespace capi {
+
+Status CheckTensorArg(const void* data, size_t data_bytes, const int64_t* shape, size_t rank, OnyxElementType type,
+                      Dims* dims) {
+  ONYX_CHECK_ARG(IsKnownElemType(type), "unknown tensor element type ", static_cast<int>(type));
+  ONYX_CHECK_ARG(rank == 0 || shape != nullptr, "shape is NULL but rank is ", rank);
+  dims->assign(shape, shape + rank);
+  for (size_t i = 0; i < rank; ++i)
+    ONYX_CHECK_ARG(shape[i] >= 0, "dimension ", i, " of shape ", ShapeToString(*dims), " is negative");
+  ONYX_CHECK_ARG(type != ONYX_TYPE_STRING, "string tensors cannot wrap caller memory; use ValueCreateTensor and StringTensorFill");
+  size_t need = StorageBytes(static_cast<ElemType>(type), static_cast<size_t>(ShapeSize(*dims)));
+  ONYX_CHECK_ARG(data_bytes == need, "buffer of ", data_bytes, " bytes does not match shape ", ShapeToString(*dims),
+                 " of ", ElemTypeName(static_cast<ElemType>(type)), " (", need, " bytes)");
+  ONYX_CHECK_ARG(data != nullptr || need == 0, "data must not be NULL for a non-empty tensor");
+  return Status::OK();
+}
+
 namespace {
 
 OnyxStatus* MemoryInfoCreate(const char* name, OnyxAllocatorType allocator_type, int device_id, OnyxMemType mem_type,
@@ -118,12 +134,7 @@ OnyxStatus* ValueCreateTensor(OnyxAllocator* allocator, const int64_t* shape, si
 Status CheckBorrowed(const OnyxMemoryInfo* info, void* data, size_t data_bytes, const int64_t* shape, size_t rank,
                      OnyxElementType type, Dims* dims) {
   ONYX_CHECK_ARG(info != nullptr, "memory info must not be NULL");
-  ONYX_RETURN_IF_ERROR(CheckShapeAndType(shape, rank, type, dims));
-  ONYX_CHECK_ARG(type != ONYX_TYPE_STRING, "string tensors cannot wrap caller memory; use ValueCreateTensor and StringTensorFill");
-  size_t need = StorageBytes(static_cast<ElemType>(type), static_cast<size_t>(ShapeSize(*dims)));
-  ONYX_CHECK_ARG(data_bytes == need, "buffer of ", data_bytes, " bytes does not match shape ", ShapeToString(*dims),
-                 " of ", ElemTypeName(static_cast<ElemType>(type)), " (", need, " bytes)");
-  ONYX_CHECK_ARG(data != nullptr || need == 0, "data must not be NULL for a non-empty tensor");
+  ONYX_RETURN_IF_ERROR(CheckTensorArg(data, data_bytes, shape, rank, type, dims));
   ONYX_CHECK_ARG(info->info.device == DeviceType::kCpu, "memory on device '", info->info.name,
                  "' is not supported by this build");
   return Status::OK();

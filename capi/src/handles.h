@@ -138,6 +138,10 @@ namespace capi {
 
 // Caller-owned type info describing `t` (api_info.cc).
 OnyxTypeInfo* NewTypeInfo(const TypeInfo& t);
+// Checks a tensor over caller memory (element type, shape, buffer size) and
+// sets `dims` (api_value.cc). Strings are refused: they cannot be borrowed.
+Status CheckTensorArg(const void* data, size_t data_bytes, const int64_t* shape, size_t rank, OnyxElementType type,
+                      Dims* dims);
 
 }  // namespace capi
 }  // namespace onyx

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstring>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/framework/logging.h"
 #include "core/graph/function_expansion.h"
@@ -107,6 +106,15 @@ Status CopyIntoBound(const std::string& name, const Value& v, Tensor* bound) {
     std::memcpy(bound->raw(), t.raw(), t.bytes());
   }
   return Status::OK();
+}
+
+// Marks `slot` as handed out to the caller; true when it already was. The
+// flags are allocated on first use (one per slot).
+bool HandedOutBefore(std::vector<char>* flags, int slot, size_t num_slots) {
+  if (flags->empty()) flags->resize(num_slots, 0);
+  if ((*flags)[slot]) return true;
+  (*flags)[slot] = 1;
+  return false;
 }
 
 }  // namespace
@@ -279,6 +287,7 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   if (options.cpu_allocator) plan_options.cpu_allocator = options.cpu_allocator.get();
   else if (!options.enable_cpu_mem_arena) plan_options.cpu_allocator = GetUncachedCpuAllocator();
   ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(g, raw, plan_options, &plan_));
+  IndexInputsAndOutputs();
   if (logger_->Enabled(Severity::kVerbose)) {
     std::string order;
     for (const auto& name : plan_->NodeOrder()) order += (order.empty() ? "" : ", ") + name;
@@ -299,53 +308,100 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   return Status::OK();
 }
 
+void Session::IndexInputsAndOutputs() {
+  const Graph& g = *model_.graph;
+  std::unordered_map<std::string, int> decl_of;
+  for (size_t i = 0; i < g.inputs.size(); ++i) decl_of.emplace(g.inputs[i].name, static_cast<int>(i));
+  const size_t n_feeds = inputs_.size() + overridable_.size();
+  feed_slots_.assign(n_feeds, FeedSlot());
+  for (size_t i = 0; i < n_feeds; ++i) {
+    const std::string& name = FeedName(i);
+    feed_index_.emplace(name, i);
+    auto it = decl_of.find(name);
+    if (it == decl_of.end()) continue;
+    feed_slots_[i].decl = it->second;
+    feed_slots_[i].slot = plan_->SlotOf(name);
+    if (feed_slots_[i].slot < 0) feed_slots_[i].decl = -1;
+  }
+  output_slots_.clear();
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    output_index_.emplace(g.outputs[i].name, i);
+    output_slots_.push_back(plan_->SlotOf(g.outputs[i].name));
+  }
+}
+
 Status Session::Run(const RunOptions* run_options, const std::vector<std::string>& input_names,
                     const std::vector<const Value*>& feeds, const std::vector<std::string>& output_names,
                     std::vector<Value>* outputs, const std::vector<std::shared_ptr<Tensor>>* bound_outputs) const {
   ONYX_CHECK_ARG(input_names.size() == feeds.size(), "got ", input_names.size(), " input names but ", feeds.size(),
                  " input values");
+  std::vector<size_t> feed_indices(input_names.size());
+  for (size_t i = 0; i < input_names.size(); ++i) {
+    auto it = feed_index_.find(input_names[i]);
+    if (it == feed_index_.end() || feed_slots_[it->second].decl < 0)
+      return MakeError(ErrorCode::kInvalidArgument, "Invalid input name: ", input_names[i]);
+    feed_indices[i] = it->second;
+  }
+  std::vector<size_t> output_indices(output_names.size());
+  for (size_t i = 0; i < output_names.size(); ++i) {
+    auto it = output_index_.find(output_names[i]);
+    if (it == output_index_.end()) return MakeError(ErrorCode::kInvalidArgument, "Invalid output name: ", output_names[i]);
+    output_indices[i] = it->second;
+  }
+  return RunIndexed(run_options, feed_indices.data(), feeds.data(), feeds.size(),
+                    output_names.empty() ? nullptr : output_indices.data(),
+                    output_names.empty() ? output_slots_.size() : output_names.size(), outputs, bound_outputs);
+}
+
+Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_indices, const Value* const* feeds,
+                           size_t feed_count, const size_t* output_indices, size_t output_count,
+                           std::vector<Value>* outputs,
+                           const std::vector<std::shared_ptr<Tensor>>* bound_outputs) const {
+  const size_t n_feedable = feed_slots_.size();
+  ONYX_CHECK_ARG(feed_count == 0 || (feed_indices && feeds), "feed indices or values are NULL");
   std::vector<Value> values(plan_->num_slots());
-  std::unordered_set<std::string> fed;
-  for (size_t i = 0; i < feeds.size(); ++i) {
-    const std::string& name = input_names[i];
-    const ValueInfo* decl = nullptr;
-    for (const auto& in : model_.graph->inputs)
-      if (in.name == name) decl = &in;
-    if (!decl) return MakeError(ErrorCode::kInvalidArgument, "Invalid input name: ", name);
+  // One flag per feedable value: fed already?
+  std::vector<char> fed(n_feedable, 0);
+  for (size_t i = 0; i < feed_count; ++i) {
+    const size_t index = feed_indices[i];
+    ONYX_CHECK_ARG(index < n_feedable, "input index ", index, " is out of range (the model has ", inputs_.size(),
+                   " inputs and ", overridable_.size(), " overridable initializers)");
+    const std::string& name = FeedName(index);
+    const FeedSlot& fs = feed_slots_[index];
+    if (fs.decl < 0) return MakeError(ErrorCode::kInvalidArgument, "Invalid input name: ", name);
     ONYX_CHECK_ARG(feeds[i] != nullptr, "input '", name, "' is NULL");
-    ONYX_CHECK_ARG(fed.insert(name).second, "input '", name, "' is fed more than once");
-    ONYX_RETURN_IF_ERROR(CheckFeed(*decl, *feeds[i]));
-    values[plan_->SlotOf(name)] = *feeds[i];
+    ONYX_CHECK_ARG(!fed[index], "input '", name, "' is fed more than once");
+    fed[index] = 1;
+    ONYX_RETURN_IF_ERROR(CheckFeed(model_.graph->inputs[fs.decl], *feeds[i]));
+    values[fs.slot] = *feeds[i];
   }
   std::string missing;
-  for (const auto& in : inputs_)
-    if (!fed.count(in.name)) missing += (missing.empty() ? "" : ", ") + in.name;
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (!fed[i]) missing += (missing.empty() ? "" : ", ") + inputs_[i].name;
   if (!missing.empty()) return MakeError(ErrorCode::kInvalidArgument, "Missing Input: ", missing);
 
-  std::vector<std::string> wanted = output_names;
-  if (wanted.empty())
-    for (const auto& o : model_.graph->outputs) wanted.push_back(o.name);
-  ONYX_CHECK_ARG(!bound_outputs || bound_outputs->size() == wanted.size(), "got ", wanted.size(),
+  ONYX_CHECK_ARG(output_indices || output_count == output_slots_.size(), "output indices are NULL (all outputs) but ",
+                 output_count, " outputs are asked for while the model has ", output_slots_.size());
+  ONYX_CHECK_ARG(!bound_outputs || bound_outputs->size() == output_count, "got ", output_count,
                  " output names but ", bound_outputs ? bound_outputs->size() : 0, " bound outputs");
-  std::vector<int> out_slots;
+  const auto& graph_outputs = model_.graph->outputs;
+  auto wanted = [&](size_t i) -> size_t { return output_indices ? output_indices[i] : i; };
   std::vector<std::shared_ptr<Tensor>> presets;
-  for (size_t i = 0; i < wanted.size(); ++i) {
-    const std::string& name = wanted[i];
-    bool is_output = false;
-    for (const auto& o : model_.graph->outputs) is_output = is_output || o.name == name;
-    if (!is_output) return MakeError(ErrorCode::kInvalidArgument, "Invalid output name: ", name);
-    const int slot = plan_->SlotOf(name);
-    out_slots.push_back(slot);
+  for (size_t i = 0; i < output_count; ++i) {
+    const size_t index = wanted(i);
+    ONYX_CHECK_ARG(index < output_slots_.size(), "output index ", index, " is out of range (the model has ",
+                   output_slots_.size(), " outputs)");
+    const int slot = output_slots_[index];
     if (bound_outputs && (*bound_outputs)[i]) {
       if (presets.empty()) presets.resize(plan_->num_slots());
-      ONYX_CHECK_ARG(!presets[slot], "output '", name, "' is bound more than once");
+      ONYX_CHECK_ARG(!presets[slot], "output '", graph_outputs[index].name, "' is bound more than once");
       // Only node outputs are written in place; others are copied in after the run.
       if (plan_->IsNodeOutput(slot)) presets[slot] = (*bound_outputs)[i];
     }
   }
 
   Profiler* profiler = profiler_.enabled() ? &profiler_ : nullptr;
-  auto run_start = Profiler::Clock::now();
+  auto run_start = profiler ? Profiler::Clock::now() : Profiler::Clock::time_point();
   ONYX_RETURN_IF_ERROR(plan_->Execute(values, presets.empty() ? nullptr : &presets, run_options,
                                       thread_pool_.get(), profiler));
   if (profiler) {
@@ -355,25 +411,31 @@ Status Session::Run(const RunOptions* run_options, const std::vector<std::string
   }
 
   std::vector<Value> result;
-  result.reserve(out_slots.size());
-  std::unordered_set<int> handed_out;
-  for (size_t i = 0; i < out_slots.size(); ++i) {
-    const int s = out_slots[i];
-    const Value& v = values[s];
-    if (!v.HasValue()) return MakeError(ErrorCode::kEngineError, "output '", wanted[i], "' has no value after the run");
+  result.reserve(output_count);
+  std::vector<char> handed_out;
+  for (size_t i = 0; i < output_count; ++i) {
+    const size_t index = wanted(i);
+    const std::string& name = graph_outputs[index].name;
+    const int s = output_slots_[index];
+    Value& v = values[s];
+    if (!v.HasValue()) return MakeError(ErrorCode::kEngineError, "output '", name, "' has no value after the run");
     if (bound_outputs && (*bound_outputs)[i]) {
       const std::shared_ptr<Tensor>& bound = (*bound_outputs)[i];
-      ONYX_RETURN_IF_ERROR(CopyIntoBound(wanted[i], v, bound.get()));
+      ONYX_RETURN_IF_ERROR(CopyIntoBound(name, v, bound.get()));
       result.emplace_back(bound);
       continue;
     }
     // Only tensors this run produced can be handed over without a copy;
     // feeds and initializers stay with their owners, and a name asked for
-    // twice gets a copy the second time. Non-tensor values are copied whole:
-    // their items may be initializers or feeds.
-    if (!v.IsTensor()) result.push_back(DeepCopy(v));
-    else if (plan_->IsNodeOutput(s) && handed_out.insert(s).second) result.push_back(v);
-    else result.emplace_back(v.tensor().Clone());
+    // twice gets a copy the second time. Non-tensor values are copied
+    // whole: their items may be initializers or feeds.
+    if (!v.IsTensor()) {
+      result.push_back(DeepCopy(v));
+    } else if (plan_->IsNodeOutput(s) && !(output_count > 1 && HandedOutBefore(&handed_out, s, plan_->num_slots()))) {
+      result.push_back(v);
+    } else {
+      result.emplace_back(v.tensor().Clone());
+    }
   }
   *outputs = std::move(result);
   return Status::OK();

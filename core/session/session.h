@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/framework/logging.h"
@@ -49,6 +50,14 @@ class Session {
   Status Run(const RunOptions* run_options, const std::vector<std::string>& input_names,
              const std::vector<const Value*>& feeds, const std::vector<std::string>& output_names,
              std::vector<Value>* outputs, const std::vector<std::shared_ptr<Tensor>>* bound_outputs = nullptr) const;
+  // Run by position, for callers that resolved names once (the C API's
+  // SessionRunTensors): `feed_indices[i]` numbers inputs() then
+  // overridable_initializers(); `output_indices` numbers outputs(), null
+  // meaning all of them in order (then output_count must equal their count).
+  // Otherwise as Run.
+  Status RunIndexed(const RunOptions* run_options, const size_t* feed_indices, const Value* const* feeds,
+                    size_t feed_count, const size_t* output_indices, size_t output_count, std::vector<Value>* outputs,
+                    const std::vector<std::shared_ptr<Tensor>>* bound_outputs = nullptr) const;
   // Node names in the order a run executes them.
   std::vector<std::string> ExecutionOrder() const;
 
@@ -57,6 +66,17 @@ class Session {
   Status Initialize(const SessionOptions& options, Profiler::Clock::time_point load_start);
   Status ApplyUserInitializers(const SessionOptions& options);
   void ApplyFreeDimensionOverrides(const SessionOptions& options);
+
+  // Names and slots resolved once, so a run does no name lookups: one entry
+  // per inputs() then overridable_initializers(), and per outputs().
+  struct FeedSlot {
+    int decl = -1;  // index in model_.graph->inputs; -1 when the graph no longer has it
+    int slot = -1;
+  };
+  void IndexInputsAndOutputs();
+  const std::string& FeedName(size_t index) const {
+    return index < inputs_.size() ? inputs_[index].name : overridable_[index - inputs_.size()].name;
+  }
 
   SessionOptions options_;
   std::unique_ptr<Logger> logger_;
@@ -67,6 +87,10 @@ class Session {
   std::vector<std::string> provider_names_;
   std::unique_ptr<ThreadPool> thread_pool_;
   std::unique_ptr<ExecutionPlan> plan_;
+  std::vector<FeedSlot> feed_slots_;
+  std::unordered_map<std::string, size_t> feed_index_;
+  std::vector<int> output_slots_;
+  std::unordered_map<std::string, size_t> output_index_;
   mutable Profiler profiler_;
   mutable std::mutex profile_mu_;
 };

@@ -37,7 +37,7 @@ extern "C" {
 #define ONYX_EXPORT
 #endif /* ONYX_CFFI_CDEF */
 
-#define ONYX_API_VERSION 3
+#define ONYX_API_VERSION 4
 
 /* Error codes. Values are fixed forever; new codes are appended. */
 typedef enum OnyxErrorCode {
@@ -151,6 +151,31 @@ typedef struct OnyxArenaCfg OnyxArenaCfg;
 
 /* Called by the library when it no longer needs a buffer it took over. */
 typedef void (*OnyxDeleter)(void* context, void* data);
+
+/* An input of SessionRunTensors: a tensor over the caller's memory, read in
+ * place (no copy, no OnyxValue to create). Numeric element types only. */
+typedef struct OnyxTensorArg {
+  const void* data;      /* the elements; may be NULL only when there are none */
+  size_t data_bytes;     /* must equal the element count times the element size */
+  const int64_t* shape;  /* `rank` dimensions (>= 0); may be NULL when rank is 0 */
+  size_t rank;
+  OnyxElementType type;
+} OnyxTensorArg;
+
+/* An output of SessionRunTensors. `value` is owned by the caller
+ * (ValueRelease); `shape` and `data` are borrowed from it and live as long as
+ * it does. For a tensor, `type`, `rank`, `shape` and `data` describe it
+ * (`data` is NULL for string tensors and for tensors without elements); for
+ * other kinds (sequence, map, optional) only `value` and `kind` are set, the
+ * rest being zero. */
+typedef struct OnyxTensorResult {
+  OnyxValue* value;
+  OnyxValueKind kind;
+  OnyxElementType type;
+  size_t rank;
+  const int64_t* shape;
+  void* data;
+} OnyxTensorResult;
 
 typedef struct OnyxApi {
   /* ---- Status ---------------------------------------------------------- */
@@ -522,6 +547,27 @@ typedef struct OnyxApi {
    * live as long as the process; the opset range is inclusive. */
   OnyxStatus* (*ProviderGetSupportedOperator)(const char* provider, size_t index, const char** domain,
                                                const char** op_type, int* since_version, int* end_version);
+
+  /* ---- API version 4 ---------------------------------------------------- */
+
+  /* SessionRun in one call for callers that resolved names once (language
+   * bindings): inputs by position and as tensors over caller memory, outputs
+   * by position with their type, shape and data reported, so no value needs
+   * creating or querying around the run. Thread-safe as SessionRun.
+   *  input_indices/inputs: `input_count` pairs; index i < SessionGetInputCount
+   *    is input i, and SessionGetInputCount + j is overridable initializer j.
+   *    Every input must be fed; buffers are read during the call only.
+   *  output_indices: the `output_count` outputs wanted (indices of
+   *    SessionGetOutputName), or NULL for all outputs in order (then
+   *    output_count must equal SessionGetOutputCount).
+   *  outputs: `output_count` results the caller provides, filled on success;
+   *    on failure none is written and nothing is left to release.
+   * Errors (INVALID_ARGUMENT) name the input at fault: an index out of range,
+   * a string element type, a buffer size that does not match the shape, or
+   * the checks of SessionRun (types and shapes against the model). */
+  OnyxStatus* (*SessionRunTensors)(OnyxSession* session, const OnyxRunOptions* run_options,
+                                   const size_t* input_indices, const OnyxTensorArg* inputs, size_t input_count,
+                                   const size_t* output_indices, size_t output_count, OnyxTensorResult* outputs);
 } OnyxApi;
 
 typedef struct OnyxApiBase {
