@@ -1,4 +1,6 @@
-// Shape rules: ai.onnx.ml operators (ZipMap, LinearClassifier, Normalizer).
+// Shape rules: ai.onnx.ml operators (ZipMap, LinearClassifier, Normalizer) and
+// onnxruntime's com.microsoft Tokenizer, which skl2onnx's text pipelines use
+// and ONNX's library has no schema for.
 #include "core/graph/shape_inference.h"
 
 namespace onyx {
@@ -51,12 +53,29 @@ Status Normalizer(InferContext& ctx) {
   return Status::OK();
 }
 
+// Tokenizer: strings, X's dims plus a last axis (the longest row's token
+// count, known only at run time). X must be [C] or [N, C].
+Status Tokenizer(InferContext& ctx) {
+  if (!ctx.HasShape(0)) {
+    SetRankOnly(ctx, 0, ElemType::kString, -1);
+    return Status::OK();
+  }
+  const std::vector<Dim>& x = ctx.Dims(0);
+  if (x.size() != 1 && x.size() != 2)
+    return ctx.Fail(StrCat("input X must have shape [C] or [N, C], got ", ctx.InputShapes()));
+  std::vector<Dim> y = x;
+  y.emplace_back();
+  ctx.SetTensor(0, ElemType::kString, y);
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterMlRules(RuleMap& m) {
   m["ai.onnx.ml:ZipMap"] = ZipMap;
   m["ai.onnx.ml:LinearClassifier"] = LinearClassifier;
   m["ai.onnx.ml:Normalizer"] = Normalizer;
+  m["com.microsoft:Tokenizer"] = Tokenizer;
 }
 
 }  // namespace shape_inference

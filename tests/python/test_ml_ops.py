@@ -273,3 +273,72 @@ def test_tree_reading_a_feature_the_input_lacks(onyx):
     m = _regressor(["BRANCH_LEQ", "LEAF", "LEAF"], [1.0, 0, 0], [1, 0, 0], [2, 0, 0], [5, 0, 0], [1.0, 2.0])
     with pytest.raises(Exception, match="input 0 has 2 features .* reads feature 5"):
         onyx.InferenceSession(m.SerializeToString()).run(None, {"X": np.zeros((1, 2), np.float32)})
+
+
+def _random_forest(rng, n_trees, modes, n_targets, sparse, features=4, max_depth=7):
+    """TreeEnsembleRegressor attributes for `n_trees` random trees: uneven
+    depths, lone-leaf trees, one deep chain (past the engine's fixed-step
+    depth), NaN tracking on some nodes, one or several weights per leaf."""
+    a = {k: [] for k in ("nodes_treeids", "nodes_nodeids", "nodes_modes", "nodes_values", "nodes_truenodeids",
+                         "nodes_falsenodeids", "nodes_featureids", "nodes_missing_value_tracks_true",
+                         "target_treeids", "target_nodeids", "target_ids", "target_weights")}
+    for t in range(n_trees):
+        count = [0]
+
+        def grow(depth, chain=False):
+            i = count[0]
+            count[0] += 1
+            a["nodes_treeids"].append(t)
+            a["nodes_nodeids"].append(i)
+            leaf = (t % 11 == 5) or depth >= (60 if chain else max_depth) or (not chain and depth > 1
+                                                                               and rng.rand() < 0.25)
+            if leaf:
+                for f in ("nodes_truenodeids", "nodes_falsenodeids", "nodes_featureids",
+                          "nodes_missing_value_tracks_true"):
+                    a[f].append(0)
+                a["nodes_modes"].append("LEAF")
+                a["nodes_values"].append(0.0)
+                targets = [0] if n_targets == 1 else (
+                    sorted(rng.choice(n_targets, rng.randint(1, n_targets + 1), replace=False)) if sparse
+                    else range(n_targets))
+                for k in targets:
+                    a["target_treeids"].append(t)
+                    a["target_nodeids"].append(i)
+                    a["target_ids"].append(int(k))
+                    a["target_weights"].append(float(np.round(rng.randn(), 3)))
+                return i
+            a["nodes_modes"].append(modes[rng.randint(len(modes))])
+            # Thresholds on a 0.5 grid, so EQ/NEQ nodes meet equal values.
+            a["nodes_values"].append(float(rng.randint(-4, 5) / 2))
+            a["nodes_featureids"].append(int(rng.randint(features)))
+            a["nodes_missing_value_tracks_true"].append(int(rng.rand() < 0.3))
+            for f in ("nodes_truenodeids", "nodes_falsenodeids"):
+                a[f].append(None)
+            pos = len(a["nodes_truenodeids"]) - 1
+            a["nodes_truenodeids"][pos] = grow(depth + 1, False)
+            a["nodes_falsenodeids"][pos] = grow(depth + 1, chain)
+            return i
+
+        grow(0, chain=t == 3)
+    return a
+
+
+@pytest.mark.parametrize("modes", [["BRANCH_LEQ"], ["BRANCH_LT"], ["BRANCH_GTE"], ["BRANCH_GT"], ["BRANCH_EQ"],
+                                   ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GT", "BRANCH_NEQ"]])
+@pytest.mark.parametrize("n_targets, sparse", [(1, False), (3, False), (3, True)])
+def test_tree_forest_one_row_and_many(onyx, modes, n_targets, sparse):
+    # 37 trees: the engine walks trees 8 at a time for one row and rows 8 at a
+    # time for many; the counts leave remainders both ways.
+    rng = np.random.RandomState(len(modes) * 10 + n_targets + sparse)
+    attrs = _random_forest(rng, 37, modes, n_targets, sparse)
+    m = _model(helper.make_node("TreeEnsembleRegressor", ["X"], ["Y"], domain=ML, n_targets=n_targets, **attrs),
+               [_tensor("X", TensorProto.FLOAT, [None, 4])], [_tensor("Y", TensorProto.FLOAT, None)])
+    x = (rng.randint(-5, 6, size=(203, 4)) / 2).astype(np.float32)
+    x[::9, 2] = np.nan
+    reference = "BRANCH_NEQ" not in modes  # see test_tree_branch_modes_and_missing_values
+    _run_both(onyx, m, {"X": x}, reference=reference, tol=1e-5)
+    sess = onyx.InferenceSession(m.SerializeToString())
+    whole = sess.run(None, {"X": x})[0]
+    for r in range(0, 203, 17):
+        np.testing.assert_array_equal(sess.run(None, {"X": x[r:r + 1]})[0], whole[r:r + 1])
+        _run_both(onyx, m, {"X": x[r:r + 1]}, reference=False, tol=1e-5)

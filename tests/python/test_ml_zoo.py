@@ -9,6 +9,7 @@ differs by a few ulps of the total, up to ~1e-5 relative: those compare at 1e-4.
 Small data sets keep the whole file to seconds."""
 
 import numpy as np
+import onnx
 import pytest
 
 sklearn = pytest.importorskip("sklearn")
@@ -294,3 +295,93 @@ def test_catboost_regressor(tmp_path):
     cb = pytest.importorskip("catboost")
     model = cb.CatBoostRegressor(iterations=10, depth=3, verbose=False, allow_writing_files=False).fit(X, YR)
     _compare(_catboost_onnx(model, tmp_path), {"features": XT}, 1e-4)
+
+
+TEXT = np.array([
+    "The quick brown fox jumps over the lazy dog.",
+    "Never jump over the lazy dog quickly; the dog sleeps.",
+    "A fox is quick, a dog is lazy, and both are brown.",
+    "Bright sun, cold wind: the fox runs home.",
+    "Dogs and foxes do not share a den, said the old fox.",
+    "The lazy cat watches the quick fox and the sleepy dog.",
+    "Quick quick quick: the brown dog barks at 3 foxes!",
+    "Nothing here mentions any animal at all.",
+    "the THE The tHe -- repeated words, repeated words",
+    "Jumps, jumps and more jumps over logs and dogs.",
+    "Sleepy foxes dream of lazy dogs in the sun",
+    "",
+], dtype=object)
+TEXT_Y = np.array([1, 1, 1, 0, 1, 1, 1, 0, 0, 1, 1, 0])
+
+
+def _text(model, y=None, options=None, tol=1e-5):
+    """Fits `model` on TEXT, converts it with a [None, 1] string input and runs
+    both runtimes on TEXT plus unseen sentences."""
+    model.fit(TEXT, y) if y is not None else model.fit(TEXT)
+    onx = to_onnx(model, initial_types=[("text", StringTensorType([None, 1]))], options=options,
+                  target_opset={"": 17, "ai.onnx.ml": 3})
+    ops = {(n.domain, n.op_type) for n in onx.graph.node}
+    # onnxruntime's StringNormalizer builds the system locale it names, by
+    # default en_US.UTF-8, which machines without locales lack; C.UTF-8 (always
+    # there) lowercases ASCII text the same. Both runtimes run this model.
+    for n in onx.graph.node:
+        if n.op_type == "StringNormalizer" and not any(a.name == "locale" for a in n.attribute):
+            n.attribute.append(onnx.helper.make_attribute("locale", "C.UTF-8"))
+    assert ("com.microsoft", "Tokenizer") in ops and ("", "TfIdfVectorizer") in ops, ops
+    rows = np.concatenate([TEXT, ["an unseen sentence about a fox", "dog dog dog dog", "zzz"]]).reshape(-1, 1)
+    got = _compare(onx, {"text": rows}, tol)
+    return model, rows, got
+
+
+TEXT_VECTORIZERS = {
+    "tfidf_default": lambda fe: fe.TfidfVectorizer(),
+    "tfidf_ngram_1_2": lambda fe: fe.TfidfVectorizer(ngram_range=(1, 2)),
+    "tfidf_ngram_1_2_word_pattern": lambda fe: fe.TfidfVectorizer(ngram_range=(1, 2), token_pattern=r"\b\w\w+\b"),
+    "tfidf_stop_words": lambda fe: fe.TfidfVectorizer(stop_words=["the", "a", "and", "is", "over"]),
+    "tfidf_sublinear_l1": lambda fe: fe.TfidfVectorizer(sublinear_tf=True, norm="l1", min_df=2),
+    "tfidf_no_idf_no_norm": lambda fe: fe.TfidfVectorizer(use_idf=False, norm=None),
+    "count_default": lambda fe: fe.CountVectorizer(),
+    "count_ngram_1_2": lambda fe: fe.CountVectorizer(ngram_range=(1, 2)),
+    "count_ngram_1_2_stop_words": lambda fe: fe.CountVectorizer(ngram_range=(1, 2), token_pattern=r"\b\w\w+\b",
+                                                                stop_words=["the", "and", "is", "over"]),
+    "count_binary_max_features": lambda fe: fe.CountVectorizer(binary=True, max_features=12),
+    "count_token_pattern": lambda fe: fe.CountVectorizer(token_pattern=r"\b[a-z]{4,}\b"),
+}
+
+# Where skl2onnx's conversion itself departs from scikit-learn, only the two
+# runtimes are compared: it turns the default token pattern (?u)\b\w\w+\b into
+# [a-zA-Z0-9_]+, which keeps one-character words ("a", "3") that scikit-learn
+# drops, so bigrams across them differ (the *_word_pattern variants spell the
+# pattern out and agree); and it computes sublinear tf as log(1 + tf) where
+# scikit-learn has 1 + log(tf); and it leaves stop words in the token stream
+# (only the vocabulary lacks them), where scikit-learn removes them before
+# forming bigrams ("jumps over the lazy" gives the bigram "jumps lazy").
+NOT_AS_SKLEARN = {"tfidf_ngram_1_2", "count_ngram_1_2", "tfidf_sublinear_l1", "count_ngram_1_2_stop_words"}
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name", sorted(TEXT_VECTORIZERS))
+def test_text_vectorizer(name):
+    from sklearn.feature_extraction import text as fe
+    model, rows, got = _text(TEXT_VECTORIZERS[name](fe))
+    if name not in NOT_AS_SKLEARN:
+        np.testing.assert_allclose(got[0], model.transform(rows[:, 0]).toarray(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_tfidf_logistic_regression_pipeline():
+    from sklearn.feature_extraction import text as fe
+    model = pipeline.Pipeline([("tfidf", fe.TfidfVectorizer(ngram_range=(1, 2), token_pattern=r"\b\w\w+\b")),
+                               ("clf", linear_model.LogisticRegression(max_iter=500))])
+    model, rows, got = _text(model, TEXT_Y, options={"zipmap": False})
+    np.testing.assert_array_equal(got[0], model.predict(rows[:, 0]))
+    np.testing.assert_allclose(got[1], model.predict_proba(rows[:, 0]), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_count_vectorizer_zipmap_pipeline_string_labels():
+    from sklearn.feature_extraction import text as fe
+    labels = np.array(["other", "animal"])[TEXT_Y]
+    model = pipeline.Pipeline([("count", fe.CountVectorizer()), ("clf", naive_bayes.MultinomialNB())])
+    model, rows, got = _text(model, labels)
+    np.testing.assert_array_equal(got[0], model.predict(rows[:, 0]))

@@ -64,6 +64,35 @@ struct Models {
   bool built_f = false, built_d = false;
 };
 
+// Per-run working memory kept by each thread between runs, so a run at batch
+// 1 allocates nothing but its outputs. A kernel's Compute never re-enters
+// itself on one thread. A lease gives back what a big batch grew.
+template <typename T>
+struct Scratch {
+  std::vector<T> acc;
+  std::vector<uint8_t> has;
+  std::vector<float> row;
+};
+
+template <typename T>
+class ScratchLease {
+ public:
+  ScratchLease() : s_(Get()) {}
+  ~ScratchLease() {
+    constexpr size_t kKeep = 1 << 16;  // elements kept between runs
+    if (s_.acc.capacity() > kKeep) std::vector<T>().swap(s_.acc);
+    if (s_.has.capacity() > kKeep) std::vector<uint8_t>().swap(s_.has);
+  }
+  Scratch<T>& operator*() { return s_; }
+
+ private:
+  static Scratch<T>& Get() {
+    thread_local Scratch<T> s;
+    return s;
+  }
+  Scratch<T>& s_;
+};
+
 // Runs the trees over input X (any feature type), in T, into acc/has [N, E].
 template <typename T>
 Status RunModel(const ml::TreeEnsembleModel<T>& model, const Tensor& X, const std::string& node, Aggregate agg,
@@ -87,8 +116,7 @@ Status RunModel(const ml::TreeEnsembleModel<T>& model, const Tensor& X, const st
 // value, as onnxruntime writes it.
 template <typename T, typename Out>
 void FinishRegression(const T* acc, const uint8_t* has, int64_t E, const std::vector<double>& base,
-                      PostTransform post, Out* y) {
-  std::vector<float> row(static_cast<size_t>(E));
+                      PostTransform post, Out* y, std::vector<float>& row) {
   if (E == 1) {
     const T v = acc[0] + (base.size() == 1 ? static_cast<T>(base[0]) : T(0));
     if (post == PostTransform::kProbit) y[0] = static_cast<Out>(ml::Probit(static_cast<float>(v)));
@@ -96,6 +124,7 @@ void FinishRegression(const T* acc, const uint8_t* has, int64_t E, const std::ve
     return;
   }
   const bool use_base = static_cast<int64_t>(base.size()) == E;
+  row.resize(static_cast<size_t>(E));
   for (int64_t k = 0; k < E; ++k)
     row[k] = has[k] ? static_cast<float>(acc[k] + (use_base ? static_cast<T>(base[k]) : T(0))) : 0.f;
   ml::TransformRow(post, row.data(), E);
@@ -243,8 +272,10 @@ class TreeEnsembleRegressorKernel final : public OpKernel {
  private:
   template <typename T>
   Status Run(const ml::TreeEnsembleModel<T>& model, const Tensor& X, KernelContext& ctx) const {
-    std::vector<T> acc;
-    std::vector<uint8_t> has;
+    ScratchLease<T> lease;
+    Scratch<T>& scratch = *lease;
+    std::vector<T>& acc = scratch.acc;
+    std::vector<uint8_t>& has = scratch.has;
     int64_t n = 0;
     const int64_t E = model.n_targets();
     ONYX_RETURN_IF_ERROR(RunModel(model, X, node_, agg_, ctx.threads(), &acc, E > 1 ? &has : nullptr, &n));
@@ -252,7 +283,7 @@ class TreeEnsembleRegressorKernel final : public OpKernel {
     if (Y == nullptr) return Status::OK();
     for (int64_t r = 0; r < n; ++r)
       FinishRegression(acc.data() + r * E, E > 1 ? has.data() + r * E : nullptr, E, base_, post_,
-                       Y->data<float>() + r * E);
+                       Y->data<float>() + r * E, scratch.row);
     return Status::OK();
   }
 
@@ -306,15 +337,18 @@ class TreeEnsembleClassifierKernel final : public OpKernel {
  private:
   template <typename T>
   Status Run(const ml::TreeEnsembleModel<T>& model, const Tensor& X, KernelContext& ctx) const {
-    std::vector<T> acc;
-    std::vector<uint8_t> has;
+    ScratchLease<T> lease;
+    Scratch<T>& scratch = *lease;
+    std::vector<T>& acc = scratch.acc;
+    std::vector<uint8_t>& has = scratch.has;
     int64_t n = 0;
     ONYX_RETURN_IF_ERROR(RunModel(model, X, node_, Aggregate::kSum, ctx.threads(), &acc, &has, &n));
     const int64_t E = model.n_targets();
     const bool strings = !string_labels_.empty();
     Tensor* Y = ctx.Output(0, {n}, strings ? ElemType::kString : ElemType::kInt64);
     Tensor* Z = ctx.Output(1, {n, E}, ElemType::kFloat);
-    std::vector<float> z(static_cast<size_t>(E));
+    std::vector<float>& z = scratch.row;
+    z.resize(static_cast<size_t>(E));
     for (int64_t r = 0; r < n; ++r) {
       const int64_t label = FinishRow(acc.data() + r * E, has.data() + r * E, E, z.data());
       if (Y != nullptr) {
@@ -520,8 +554,10 @@ class TreeEnsembleKernel final : public OpKernel {
 
   template <typename T, typename Out>
   Status Run(const ml::TreeEnsembleModel<T>& model, const Tensor& X, KernelContext& ctx) const {
-    std::vector<T> acc;
-    std::vector<uint8_t> has;
+    ScratchLease<T> lease;
+    Scratch<T>& scratch = *lease;
+    std::vector<T>& acc = scratch.acc;
+    std::vector<uint8_t>& has = scratch.has;
     int64_t n = 0;
     const int64_t E = model.n_targets();
     ONYX_RETURN_IF_ERROR(RunModel(model, X, node_, agg_, ctx.threads(), &acc, E > 1 ? &has : nullptr, &n));
@@ -529,7 +565,7 @@ class TreeEnsembleKernel final : public OpKernel {
     if (Y == nullptr) return Status::OK();
     for (int64_t r = 0; r < n; ++r)
       FinishRegression(acc.data() + r * E, E > 1 ? has.data() + r * E : nullptr, E, {}, post_,
-                       Y->data<Out>() + r * E);
+                       Y->data<Out>() + r * E, scratch.row);
     return Status::OK();
   }
 

@@ -1,7 +1,9 @@
 #include "providers/cpu/ml/tree_ensemble_common.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -27,7 +29,14 @@ Status ParseBranchMode(const std::string& s, const std::string& where, BranchMod
 namespace {
 
 constexpr uint32_t kNanTrue = 0x80000000u;
-constexpr uint32_t kFeatureMask = 0x7fffffffu;
+constexpr uint32_t kLeafBit = 0x40000000u;
+constexpr uint32_t kFeatureMask = 0x3fffffffu;
+// Walks advanced together: trees of one row, or rows of one tree.
+constexpr int kLanes = 8;
+// Trees deeper than this walk with a leaf test per step instead of a fixed
+// number of steps (a lopsided tree would make every walk take its longest
+// path).
+constexpr int32_t kFixedDepthLimit = 40;
 // Rows walked together through one tree before moving to the next tree.
 constexpr int64_t kRowBlock = 128;
 // A single row spreads its trees over the pool from this many trees on;
@@ -44,16 +53,20 @@ inline bool Compare(T x, T split) {
   else return x != split;
 }
 
+// One step from node `idx` when every node compares with M (a leaf steps to itself).
+template <BranchMode M, typename T>
+inline int32_t Step(const typename TreeEnsembleModel<T>::Node* nodes, int32_t idx, const T* row) {
+  const auto& n = nodes[idx];
+  const T x = row[n.feature & kFeatureMask];
+  const bool go_true = Compare<M>(x, n.split) | (static_cast<bool>(n.feature & kNanTrue) & std::isnan(x));
+  return n.child[go_true ? 0 : 1];
+}
+
 // The leaf that `row` reaches from node `idx` when every node compares with M.
 template <BranchMode M, typename T>
 inline int32_t Walk(const typename TreeEnsembleModel<T>::Node* nodes, int32_t idx, const T* row) {
-  while (idx >= 0) {
-    const auto& n = nodes[idx];
-    const T x = row[n.feature & kFeatureMask];
-    const bool go_true = Compare<M>(x, n.split) || ((n.feature & kNanTrue) != 0 && std::isnan(x));
-    idx = n.child[go_true ? 0 : 1];
-  }
-  return ~idx;
+  while ((nodes[idx].feature & kLeafBit) == 0) idx = Step<M, T>(nodes, idx, row);
+  return idx;
 }
 
 template <Aggregate A, typename T>
@@ -89,7 +102,7 @@ Status TreeEnsembleModel<T>::Build(const TreeSource& src, const std::string& nod
   for (int64_t i = 0; i < n_nodes; ++i) {
     ONYX_CHECK(src.features[i] >= 0 && src.features[i] <= static_cast<int64_t>(kFeatureMask),
                ErrorCode::kInvalidGraph, node, ": ", src.describe(i), " reads feature ", src.features[i],
-               " (nodes_featureids must be non-negative)");
+               " (nodes_featureids must be in [0, 2^30))");
     ONYX_CHECK(ref_ok(src.true_refs[i]), ErrorCode::kInvalidGraph, node, ": ", src.describe(i), " has ",
                src.true_attr, " pointing outside the tree: ", where(src.true_refs[i]));
     ONYX_CHECK(ref_ok(src.false_refs[i]), ErrorCode::kInvalidGraph, node, ": ", src.describe(i), " has ",
@@ -104,74 +117,114 @@ Status TreeEnsembleModel<T>::Build(const TreeSource& src, const std::string& nod
                  " of leaf ", l, " is ", tw.first, ", outside [0, ", n_targets_, ")");
 
   // Depth-first renumbering from every root; a node met again while still on
-  // the path is a cycle. Nodes that no root reaches are dropped.
+  // the path is a cycle. Nodes that no root reaches are dropped. Each
+  // reference to a leaf gets a leaf node of its own, right after its parent's
+  // other descendants (the true child's, when the true child is a leaf).
+  struct Slot {
+    int64_t index;  // interior node, or leaf
+    bool leaf;
+  };
   std::vector<int32_t> packed(static_cast<size_t>(n_nodes), -1);
   std::vector<uint8_t> color(static_cast<size_t>(n_nodes), 0);  // 0 new, 1 on the path, 2 done
-  std::vector<int64_t> order;
+  std::vector<Slot> order;
+  std::vector<std::array<int32_t, 2>> kids;  // by packed index: the children's packed indices
+  std::vector<int32_t> post;                 // interior nodes, children before parents
   std::vector<std::pair<int64_t, int>> stack;
+  auto add = [&](int64_t index, bool leaf) {
+    const auto p = static_cast<int32_t>(order.size());
+    order.push_back(Slot{index, leaf});
+    kids.push_back({p, p});
+    return p;
+  };
+  roots_.clear();
   for (const TreeRef& root : src.roots) {
-    if (root.leaf || color[root.index] != 0) continue;
+    if (root.leaf) {
+      roots_.push_back(add(root.index, true));
+      continue;
+    }
+    if (color[root.index] != 0) {
+      roots_.push_back(packed[root.index]);
+      continue;
+    }
     color[root.index] = 1;
-    packed[root.index] = static_cast<int32_t>(order.size());
-    order.push_back(root.index);
+    packed[root.index] = add(root.index, false);
+    roots_.push_back(packed[root.index]);
     stack.emplace_back(root.index, 0);
     while (!stack.empty()) {
       const int64_t v = stack.back().first;
       const int k = stack.back().second;
       if (k == 2) {
         color[v] = 2;
+        post.push_back(packed[v]);
         stack.pop_back();
         continue;
       }
       stack.back().second = k + 1;
       const TreeRef& c = k == 0 ? src.true_refs[v] : src.false_refs[v];
-      if (c.leaf) continue;
+      if (c.leaf) {
+        const int32_t p = add(c.index, true);
+        kids[packed[v]][k] = p;
+        continue;
+      }
       ONYX_CHECK(color[c.index] != 1, ErrorCode::kInvalidGraph, node, ": ", src.describe(v), " has ",
                  k == 0 ? src.true_attr : src.false_attr, " leading back to ", src.describe(c.index),
                  ", an ancestor (the tree has a cycle)");
-      if (color[c.index] == 2) continue;
-      color[c.index] = 1;
-      packed[c.index] = static_cast<int32_t>(order.size());
-      order.push_back(c.index);
-      stack.emplace_back(c.index, 0);
+      if (color[c.index] == 0) {
+        color[c.index] = 1;
+        packed[c.index] = add(c.index, false);
+        stack.emplace_back(c.index, 0);
+      }
+      kids[packed[v]][k] = packed[c.index];
     }
   }
+  ONYX_CHECK(order.size() < (size_t{1} << 31), ErrorCode::kInvalidGraph, node, ": too many nodes after expanding ",
+             "the leaves (", order.size(), ")");
 
-  auto child = [&](const TreeRef& r) { return r.leaf ? ~static_cast<int32_t>(r.index) : packed[r.index]; };
-  nodes_.resize(order.size());
-  modes_.resize(order.size());
+  nodes_.assign(order.size(), Node{});
+  modes_.assign(order.size(), BranchMode::kLeaf);
   member_set_.assign(order.size(), -1);
   sets_.clear();
   uniform_mode_ = BranchMode::kLeaf;
-  bool mixed = false;
+  bool mixed = false, first = true;
   max_feature_ = -1;
   for (size_t p = 0; p < order.size(); ++p) {
-    const int64_t i = order[p];
+    Node& n = nodes_[p];
+    n.child[0] = kids[p][0];
+    n.child[1] = kids[p][1];
+    if (order[p].leaf) {
+      // Feature 0 is only read, never used: a walk only reaches a leaf of a
+      // model with features (a lone-leaf tree takes no step).
+      n.feature = kLeafBit;
+      continue;
+    }
+    const int64_t i = order[p].index;
     const BranchMode m = src.modes[i];
     ONYX_CHECK(m != BranchMode::kLeaf, ErrorCode::kInvalidGraph, node, ": ", src.describe(i),
                " is a LEAF but another node branches to it as to an interior node");
-    Node& n = nodes_[p];
     n.split = static_cast<T>(src.splits[i]);
     n.feature = static_cast<uint32_t>(src.features[i]);
     if (!src.missing_true.empty() && src.missing_true[i]) n.feature |= kNanTrue;
-    n.child[0] = child(src.true_refs[i]);
-    n.child[1] = child(src.false_refs[i]);
     modes_[p] = m;
     max_feature_ = std::max(max_feature_, src.features[i]);
     if (m == BranchMode::kMember) {
-      std::vector<T> s;
-      for (double v : src.members[i]) s.push_back(static_cast<T>(v));
-      std::sort(s.begin(), s.end());
+      std::vector<T> set;
+      for (double v : src.members[i]) set.push_back(static_cast<T>(v));
+      std::sort(set.begin(), set.end());
       member_set_[p] = static_cast<int32_t>(sets_.size());
-      sets_.push_back(std::move(s));
+      sets_.push_back(std::move(set));
       mixed = true;
     }
-    if (p == 0) uniform_mode_ = m;
+    if (first) uniform_mode_ = m;
     else if (m != uniform_mode_) mixed = true;
+    first = false;
   }
   if (mixed) uniform_mode_ = BranchMode::kLeaf;
-  roots_.clear();
-  for (const TreeRef& r : src.roots) roots_.push_back(child(r));
+  // Depths: children come before their parents in `post`.
+  std::vector<int32_t> depth(order.size(), 0);
+  for (int32_t p : post)
+    depth[p] = 1 + std::max(order[kids[p][0]].leaf ? 0 : depth[kids[p][0]], order[kids[p][1]].leaf ? 0 : depth[kids[p][1]]);
+  depth_.clear();
+  for (int32_t r : roots_) depth_.push_back(order[r].leaf ? 0 : depth[r]);
 
   // Leaves: one weight for one fixed target, the same full target list on
   // every leaf, or the general list.
@@ -187,8 +240,6 @@ Status TreeEnsembleModel<T>::Build(const TreeSource& src, const std::string& nod
     if (one) {
       leaf_kind_ = LeafKind::kOne;
       one_target_ = t0;
-      dense_.resize(static_cast<size_t>(n_leaves));
-      for (int64_t l = 0; l < n_leaves; ++l) dense_[l] = static_cast<T>(src.leaves[l][0].second);
     } else if (dense) {
       leaf_kind_ = LeafKind::kDense;
       dense_.resize(static_cast<size_t>(n_leaves * n_targets_));
@@ -208,12 +259,23 @@ Status TreeEnsembleModel<T>::Build(const TreeSource& src, const std::string& nod
       leaf_begin_.push_back(static_cast<int64_t>(sparse_target_.size()));
     }
   }
+  for (size_t p = 0; p < order.size(); ++p) {
+    if (!order[p].leaf) continue;
+    const int64_t l = order[p].index;
+    if (leaf_kind_ == LeafKind::kOne) {
+      nodes_[p].split = static_cast<T>(src.leaves[l][0].second);
+    } else {
+      // The leaf index, bit for bit, in the split's bytes.
+      typename std::conditional<sizeof(T) == 8, int64_t, int32_t>::type bits = l;
+      std::memcpy(&nodes_[p].split, &bits, sizeof(T));
+    }
+  }
   return Status::OK();
 }
 
 template <typename T>
 int32_t TreeEnsembleModel<T>::WalkGeneral(int32_t idx, const T* row) const {
-  while (idx >= 0) {
+  while ((nodes_[idx].feature & kLeafBit) == 0) {
     const Node& n = nodes_[idx];
     const T x = row[n.feature & kFeatureMask];
     bool t = false;
@@ -234,7 +296,26 @@ int32_t TreeEnsembleModel<T>::WalkGeneral(int32_t idx, const T* row) const {
     if (!t && (n.feature & kNanTrue) != 0 && std::isnan(x)) t = true;
     idx = n.child[t ? 0 : 1];
   }
-  return ~idx;
+  return idx;
+}
+
+template <typename T>
+template <Aggregate A, typename TreeEnsembleModel<T>::LeafKind L>
+inline void TreeEnsembleModel<T>::AddLeaf(const Node& leaf, T* a, uint8_t* h) const {
+  if constexpr (L == LeafKind::kOne) {
+    Combine<A>(leaf.split, a + one_target_, h ? h + one_target_ : nullptr);
+  } else {
+    typename std::conditional<sizeof(T) == 8, int64_t, int32_t>::type l;
+    std::memcpy(&l, &leaf.split, sizeof(T));
+    if constexpr (L == LeafKind::kDense) {
+      const int64_t E = n_targets_;
+      const T* w = dense_.data() + static_cast<int64_t>(l) * E;
+      for (int64_t k = 0; k < E; ++k) Combine<A>(w[k], a + k, h ? h + k : nullptr);
+    } else {
+      for (int64_t p = leaf_begin_[l]; p < leaf_begin_[l + 1]; ++p)
+        Combine<A>(sparse_weight_[p], a + sparse_target_[p], h + sparse_target_[p]);
+    }
+  }
 }
 
 template <typename T>
@@ -254,26 +335,56 @@ void TreeEnsembleModel<T>::RunTrees(const T* x, int64_t r0, int64_t r1, int64_t 
     std::fill(h, h + rows * E, uint8_t{0});
   }
   const Node* nodes = nodes_.data();
-  for (int64_t b = r0; b < r1; b += kRowBlock) {
-    const int64_t be = std::min(r1, b + kRowBlock);
-    for (int64_t t = t0; t < t1; ++t) {
-      const int32_t root = roots_[t];
-      for (int64_t r = b; r < be; ++r) {
-        const T* row = x + r * stride;
-        int32_t leaf;
-        if constexpr (M == BranchMode::kLeaf) leaf = WalkGeneral(root, row);
-        else leaf = Walk<M, T>(nodes, root, row);
-        T* a = acc + (r - r0) * E;
-        uint8_t* hr = kTrack ? h + (r - r0) * E : nullptr;
-        if constexpr (L == LeafKind::kOne) {
-          Combine<A>(dense_[leaf], a + one_target_, kTrack ? hr + one_target_ : nullptr);
-        } else if constexpr (L == LeafKind::kDense) {
-          const T* w = dense_.data() + static_cast<int64_t>(leaf) * E;
-          for (int64_t k = 0; k < E; ++k) Combine<A>(w[k], a + k, kTrack ? hr + k : nullptr);
-        } else {
-          for (int64_t p = leaf_begin_[leaf]; p < leaf_begin_[leaf + 1]; ++p)
-            Combine<A>(sparse_weight_[p], a + sparse_target_[p], hr + sparse_target_[p]);
+  // Fixed-step walks need one comparison for all nodes and a row with the
+  // features a leaf node reads (any model with an interior node has them).
+  constexpr bool kFixed = M != BranchMode::kLeaf;
+  auto walk = [&](int32_t idx, const T* row) {
+    if constexpr (kFixed) return Walk<M, T>(nodes, idx, row);
+    else return WalkGeneral(idx, row);
+  };
+  if (rows == 1) {
+    // Several trees at once.
+    const T* row = x + r0 * stride;
+    uint8_t* hr = kTrack ? h : nullptr;
+    int64_t t = t0;
+    if constexpr (kFixed) {
+      for (; t + kLanes <= t1; t += kLanes) {
+        int32_t idx[kLanes];
+        int32_t d = 0;
+        for (int j = 0; j < kLanes; ++j) {
+          idx[j] = roots_[t + j];
+          d = std::max(d, depth_[t + j]);
         }
+        if (d <= kFixedDepthLimit) {
+          for (int32_t step = 0; step < d; ++step)
+            for (int j = 0; j < kLanes; ++j) idx[j] = Step<M, T>(nodes, idx[j], row);
+        } else {
+          for (int j = 0; j < kLanes; ++j) idx[j] = Walk<M, T>(nodes, idx[j], row);
+        }
+        for (int j = 0; j < kLanes; ++j) AddLeaf<A, L>(nodes[idx[j]], acc, hr);
+      }
+    }
+    for (; t < t1; ++t) AddLeaf<A, L>(nodes[walk(roots_[t], row)], acc, hr);
+  } else {
+    // Several rows at once through one tree, a block of rows per tree.
+    for (int64_t b = r0; b < r1; b += kRowBlock) {
+      const int64_t be = std::min(r1, b + kRowBlock);
+      for (int64_t t = t0; t < t1; ++t) {
+        const int32_t root = roots_[t];
+        int64_t r = b;
+        if (kFixed && depth_[t] <= kFixedDepthLimit) {
+          const int32_t d = depth_[t];
+          for (; r + kLanes <= be; r += kLanes) {
+            int32_t idx[kLanes];
+            for (int j = 0; j < kLanes; ++j) idx[j] = root;
+            for (int32_t step = 0; step < d; ++step)
+              for (int j = 0; j < kLanes; ++j) idx[j] = Step<M, T>(nodes, idx[j], x + (r + j) * stride);
+            for (int j = 0; j < kLanes; ++j)
+              AddLeaf<A, L>(nodes[idx[j]], acc + (r + j - r0) * E, kTrack ? h + (r + j - r0) * E : nullptr);
+          }
+        }
+        for (; r < be; ++r)
+          AddLeaf<A, L>(nodes[walk(root, x + r * stride)], acc + (r - r0) * E, kTrack ? h + (r - r0) * E : nullptr);
       }
     }
   }

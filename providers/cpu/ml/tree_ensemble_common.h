@@ -3,17 +3,24 @@
 //
 // Each op reads its attributes into a TreeSource (nodes and leaves by
 // position, whatever the op's encoding); TreeEnsembleModel checks it and
-// compiles it once, at session creation, into flat arrays:
-//   - interior nodes renumbered in depth-first order (the true child of a
-//     node usually follows it), 16 bytes each for float thresholds: split,
-//     feature (its top bit: a NaN goes the true way), and two children, a
-//     negative child being the leaf ~child;
-//   - leaf weights either dense (every leaf gives the same targets, one
-//     weight each: the usual random forest and boosting layouts, whose
-//     per-row "has a score" flags are then known ahead) or as a sparse list.
-// Evaluation walks all trees for a block of rows (one tree stays in cache
-// for the whole block), rows spread over the thread pool; a single row with
-// many trees spreads the trees instead.
+// compiles it once, at session creation, into one flat node array:
+//   - nodes renumbered in depth-first order (the true child of a node
+//     usually follows it), 16 bytes each for float thresholds: split,
+//     feature (top bit: a NaN goes the true way; next bit: a leaf), and two
+//     children;
+//   - leaves are nodes too, placed next to their parent, whose two children
+//     are themselves: a walk may take more steps than a tree is deep and stay
+//     on its leaf, so trees of known depth walk a fixed number of steps
+//     without a branch. A leaf holds its weight in `split` when every leaf
+//     gives one weight to one target (no lookup at the end), else its leaf
+//     index (bit copy), into dense weights (every leaf gives the same
+//     targets: the usual random forest and boosting layouts) or a sparse list.
+// Evaluation walks several trees at once for one row, or one tree for
+// several rows at once (independent walks overlap their memory latency),
+// a block of rows per tree (one tree stays in cache for the whole block),
+// rows spread over the thread pool; a single row with many trees spreads the
+// trees instead. Models whose nodes all compare the same way walk with that
+// comparison compiled in; others (mixed modes, BRANCH_MEMBER) look it up.
 #pragma once
 
 #include <cstdint>
@@ -83,9 +90,9 @@ class TreeEnsembleModel {
   void Run(const T* x, int64_t n, int64_t stride, Aggregate agg, T* out, uint8_t* has, ThreadPool* pool) const;
 
   struct Node {
-    T split;
-    uint32_t feature;  // top bit: a NaN feature takes the true branch
-    int32_t child[2];  // [true, false]; negative: leaf ~child
+    T split;           // leaves: the weight (kOne) or the leaf index's bits
+    uint32_t feature;  // top bit: a NaN feature takes the true branch; next: a leaf
+    int32_t child[2];  // [true, false]; a leaf's are itself
   };
 
  private:
@@ -96,18 +103,21 @@ class TreeEnsembleModel {
   void RunTrees(const T* x, int64_t r0, int64_t r1, int64_t stride, int64_t t0, int64_t t1, T* acc,
                 uint8_t* has) const;
   int32_t WalkGeneral(int32_t idx, const T* row) const;
+  template <Aggregate A, LeafKind L>
+  void AddLeaf(const Node& leaf, T* acc, uint8_t* has) const;
 
   int64_t n_targets_ = 1;
   int64_t max_feature_ = -1;
   std::vector<Node> nodes_;
   std::vector<int32_t> roots_;
+  std::vector<int32_t> depth_;                   // per tree: interior nodes on its longest path
   BranchMode uniform_mode_ = BranchMode::kLeaf;  // kLeaf: modes differ (or a kMember)
   std::vector<BranchMode> modes_;                // by packed index, for mixed modes
   std::vector<int32_t> member_set_;              // by packed index: set of a kMember node
   std::vector<std::vector<T>> sets_;             // sorted members
   LeafKind leaf_kind_ = LeafKind::kSparse;
-  // kOne: every leaf one weight for target one_target_; kDense: every leaf
-  // n_targets_ weights in target order.
+  // kOne: every leaf one weight (in its node) for target one_target_;
+  // kDense: every leaf n_targets_ weights in target order.
   int64_t one_target_ = 0;
   std::vector<T> dense_;
   std::vector<int64_t> leaf_begin_;  // kSparse: leaf l's pairs are [begin[l], begin[l+1])
