@@ -2,6 +2,7 @@
 // one Conv with the normalization folded into new weights and bias:
 //   s = scale / sqrt(var + eps),  W'[m] = W[m] * s[m],  B' = (B - mean) * s + bias.
 #include <cmath>
+#include <vector>
 
 #include "core/optimizer/transformer_util.h"
 
@@ -26,35 +27,39 @@ void FoldInto(const Tensor& w, const Tensor* b, const Tensor& scale, const Tenso
   }
 }
 
-bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
+// Folds the BatchNormalization reading node i (a Conv) into it; returns the
+// index of that BN node, which the caller drops, or -1. The graph's nodes do
+// not move, so one index serves a whole pass: each fusion touches only its own
+// Conv and BN, and reads the index only for values no earlier fusion changed.
+int TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   Node& conv = graph.nodes[i];
-  if (!conv.domain.empty() || conv.op_type != "Conv" || conv.outputs.size() != 1 || conv.inputs.size() < 2) return false;
+  if (!conv.domain.empty() || conv.op_type != "Conv" || conv.outputs.size() != 1 || conv.inputs.size() < 2) return -1;
   // An activation applies after the bias, so BN can no longer be folded in.
-  if (conv.Attr("activation") != nullptr) return false;
+  if (conv.Attr("activation") != nullptr) return -1;
   const std::string& y = conv.outputs[0];
-  if (!idx.HasSingleUse(y)) return false;
+  if (!idx.HasSingleUse(y)) return -1;
   const auto use = idx.Consumers(y)[0];
   const Node& bn = graph.nodes[use.first];
-  if (!bn.domain.empty() || bn.op_type != "BatchNormalization" || use.second != 0 || bn.inputs.size() != 5) return false;
-  if (bn.AttrInt("training_mode", 0) != 0 || bn.AttrInt("spatial", 1) != 1) return false;
-  if (bn.since_version < 7 && bn.AttrInt("is_test", 0) == 0) return false;
+  if (!bn.domain.empty() || bn.op_type != "BatchNormalization" || use.second != 0 || bn.inputs.size() != 5) return -1;
+  if (bn.AttrInt("training_mode", 0) != 0 || bn.AttrInt("spatial", 1) != 1) return -1;
+  if (bn.since_version < 7 && bn.AttrInt("is_test", 0) == 0) return -1;
   for (size_t k = 1; k < bn.outputs.size(); ++k)
-    if (!bn.outputs[k].empty() && !idx.IsUnused(bn.outputs[k])) return false;
-  if (bn.outputs.empty() || bn.outputs[0].empty()) return false;
+    if (!bn.outputs[k].empty() && !idx.IsUnused(bn.outputs[k])) return -1;
+  if (bn.outputs.empty() || bn.outputs[0].empty()) return -1;
 
   const Tensor* w = ConstantInitializer(graph, conv.inputs[1]);
   const bool has_b = conv.inputs.size() > 2 && !conv.inputs[2].empty();
   const Tensor* b = has_b ? ConstantInitializer(graph, conv.inputs[2]) : nullptr;
-  if (w == nullptr || (has_b && b == nullptr) || w->rank() < 3) return false;
+  if (w == nullptr || (has_b && b == nullptr) || w->rank() < 3) return -1;
   const ElemType et = w->type();
-  if (et != ElemType::kFloat && et != ElemType::kDouble) return false;
+  if (et != ElemType::kFloat && et != ElemType::kDouble) return -1;
   const int64_t M = w->dims()[0];
   const Tensor* p[4];
   for (int k = 0; k < 4; ++k) {
     p[k] = ConstantInitializer(graph, bn.inputs[k + 1]);
-    if (p[k] == nullptr || p[k]->type() != et || p[k]->rank() != 1 || p[k]->dims()[0] != M) return false;
+    if (p[k] == nullptr || p[k]->type() != et || p[k]->rank() != 1 || p[k]->dims()[0] != M) return -1;
   }
-  if (b && (b->type() != et || b->rank() != 1 || b->dims()[0] != M)) return false;
+  if (b && (b->type() != et || b->rank() != 1 || b->dims()[0] != M)) return -1;
 
   const double eps = bn.AttrFloat("epsilon", 1e-5f);
   auto w_new = std::make_shared<Tensor>(et, w->dims());
@@ -78,14 +83,36 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   conv.inputs[2] = b_name;
   conv.outputs[0] = z;
   // Conv stays where it was: everything reading Z comes after the BN anyway.
-  graph.nodes.erase(graph.nodes.begin() + bn_index);
-  return true;
+  return static_cast<int>(bn_index);
 }
 
 }  // namespace
 
 Status FuseConvBatchNorm(Graph& graph, const OptimizerContext&, bool* changed) {
-  RewriteNodes(graph, changed, TryFuse);
+  // One pass over one index (a CNN has a fusion per conv: rebuilding the index
+  // after each made session creation quadratic). A BN fed by a BN fed by a
+  // Conv folds in the optimizer's next round.
+  GraphIndex idx(graph);
+  std::vector<char> drop(graph.nodes.size(), 0);
+  bool any = false;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (drop[i]) continue;
+    const int bn = TryFuse(graph, idx, i);
+    if (bn >= 0) {
+      drop[static_cast<size_t>(bn)] = 1;
+      any = true;
+    }
+  }
+  if (!any) return Status::OK();
+  size_t kept = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    if (!drop[i]) {
+      if (kept != i) graph.nodes[kept] = std::move(graph.nodes[i]);
+      ++kept;
+    }
+  graph.nodes.resize(kept);
+  RemoveUnusedInitializers(graph);
+  *changed = true;
   return Status::OK();
 }
 

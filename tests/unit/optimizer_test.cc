@@ -205,6 +205,26 @@ TEST(Optimizer, ConvBnReluFusesIntoOneConv) {
   ExpectSameResults(b, {{"X", {1, 3, 9, 9}}});
 }
 
+TEST(Optimizer, ConvBnFusionFoldsChainsAndSiblingsInOnePassEach) {
+  // Two Conv+BN pairs side by side fold in one pass over one index; a second
+  // BN after the first folds in the next round (its producer was a BN).
+  ModelBuilder b;
+  b.Input("X", {1, 3, 9, 9});
+  std::string a = b.ConvBn("X", "a", 3, 4, 3, 1, 1, true);
+  std::string c = b.ConvBn("X", "c", 3, 4, 1, 1, 1, false);
+  b.Init("d_scale", {4}, 0.2f, 1.f);
+  b.Init("d_bias", {4}, 0.3f);
+  b.Init("d_mean", {4}, 0.3f);
+  b.Init("d_var", {4}, 0.2f, 1.f);
+  b.Node("BatchNormalization", {c, "d_scale", "d_bias", "d_mean", "d_var"}, {"cc"});
+  b.Node("Add", {a, "cc"}, {"Y"});
+  b.Output("Y");
+  Graph g = Optimized(b, kOptimizeExtended);
+  EXPECT_EQ(Count(g, "BatchNormalization"), 0);
+  EXPECT_EQ(Count(g, "Conv"), 2);
+  ExpectSameResults(b, {{"X", {1, 3, 9, 9}}});
+}
+
 TEST(Optimizer, LevelsAreCumulativeAndZeroDisables) {
   ModelBuilder b;
   b.Input("X", {1, 3, 9, 9});
