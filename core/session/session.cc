@@ -234,6 +234,9 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   // body is the oracle a kernel written for speed is tested against).
   auto expand_all = options.config.find("session.expand_function_ops");
   const bool bodies_first = expand_all != options.config.end() && expand_all->second == "1";
+  if (expand_all != options.config.end() && !bodies_first && expand_all->second != "0")
+    return MakeError(ErrorCode::kInvalidArgument, "session config entry 'session.expand_function_ops' must be '0' or '1', got '",
+                     expand_all->second, "'");
   auto has_kernel = [this, bodies_first](const Node& n, const std::vector<TypeInfo>& types) {
     if (bodies_first) return false;
     std::string why;

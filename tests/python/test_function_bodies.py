@@ -158,3 +158,18 @@ def test_bernoulli_kernel_draws_ones_with_probability_p(dtype, elem):
 def test_onnx_bernoulli_body_draws_ones_with_probability_one_minus_p():
     means = _draw_means(_session(_bernoulli_model(onnx.TensorProto.FLOAT)), np.float32)
     np.testing.assert_array_less(np.abs(means - (1 - PROBS)), _TOL)
+
+
+def test_expand_function_ops_takes_only_0_or_1():
+    g = onnx.helper.make_graph([onnx.helper.make_node("Relu", ["x"], ["y"])], "g",
+                               [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])],
+                               [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])])
+    m = onnx.helper.make_model(g, opset_imports=[onnx.helper.make_opsetid("", 18)])
+    so = rt.SessionOptions()
+    so.add_session_config_entry("session.expand_function_ops", "yes")
+    with pytest.raises(Exception, match="session.expand_function_ops.*'yes'"):
+        rt.InferenceSession(m.SerializeToString(), so)
+    so = rt.SessionOptions()
+    so.add_session_config_entry("session.expand_function_ops", "0")
+    x = np.array([-1, 2], np.float32)
+    np.testing.assert_array_equal(rt.InferenceSession(m.SerializeToString(), so).run(None, {"x": x})[0], [0, 2])
