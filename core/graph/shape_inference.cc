@@ -459,6 +459,19 @@ Status InferNode(Graph& g, GraphState& state, const Node& node) {
         declared = before;
         continue;
       }
+      // Exporters also declare wrong shapes that our own rules disprove (ddddocr's
+      // common.onnx declares its [T,1,C] logits as [1,T]); onnxruntime runs such
+      // models by default, keeping only what both shapes agree on (its lenient
+      // merge). So do we: equal dims stay, others become unknown, another rank
+      // drops the shape. An element type that conflicts is still refused.
+      if (ctx.outputs[i].kind == TypeInfo::Kind::kTensor && before.kind == TypeInfo::Kind::kTensor &&
+          (ctx.outputs[i].elem == before.elem || ctx.outputs[i].elem == ElemType::kUndefined ||
+           before.elem == ElemType::kUndefined)) {
+        declared = JoinTypes(ctx.outputs[i], before);
+        if (declared.elem == ElemType::kUndefined)
+          declared.elem = before.elem != ElemType::kUndefined ? before.elem : ctx.outputs[i].elem;
+        continue;
+      }
       return ctx.Fail(StrCat("output '", name, "': inferred ", why, " (input shapes ", ctx.InputShapes(), ")"));
     }
   }
