@@ -12,3 +12,5 @@ if [ ! -f "$BUILD/build.ninja" ]; then
         -DONYX_PYTHON="$ROOT/.venv/bin/python" ${ONYX_CMAKE_ARGS:-}
 fi
 "$ROOT/.venv/bin/cmake" --build "$BUILD" -j"${ONYX_JOBS:-$(nproc)}"
+# The Python package as users get it: a wheel of this build, installed into the project venv.
+bash "$ROOT/scripts/install_wheel.sh"

@@ -30,6 +30,7 @@ run_suite "C API under valgrind" valgrind -q --leak-check=full --show-leak-kinds
   --errors-for-leak-kinds=definite,indirect --error-exitcode=1 "$BUILD/capi_test" "$MODEL"
 run_suite "Header compiles alone (C, C++)" bash -c "'$BUILD/header_test_c' && '$BUILD/header_test_cc'"
 run_suite "ABI check" "$PY" "$ROOT/abi_checks/check_abi.py" "$BUILD/libonyxruntime.so"
+run_suite "Java binding (JNA, JUnit)" bash "$ROOT/bindings/java/run_tests.sh" "$BUILD"
 run_suite "pytest (API, models, optimizer, ONNX node conformance, real models)" "$PY" -m pytest "$ROOT/tests/python" "$ROOT/tests/conformance" "$ROOT/tests/realmodels" -q -p no:cacheprovider
 
 echo

@@ -1,0 +1,78 @@
+package ai.onyx.runtime;
+
+import com.sun.jna.Function;
+import com.sun.jna.Native;
+import com.sun.jna.NativeLibrary;
+import com.sun.jna.Pointer;
+
+/**
+ * The C API table of libonyxruntime.so, read through JNA: OnyxGetApiBase()->GetApi(4), then each entry by its
+ * slot. The slots are the ABI baseline's (abi_checks/onyx_api_v4.txt; a test compares them), so this binding
+ * needs no native code of its own.
+ */
+final class OnyxNative {
+  static final int API_VERSION = 4;
+
+  /** The OnyxApi entries this binding calls, named as in the header, with their slots. */
+  enum Entry {
+    StatusGetCode(1), StatusGetMessage(2), StatusRelease(3), EnvCreate(4), EnvRelease(5),
+    SessionOptionsCreate(6), SessionOptionsRelease(8), SessionOptionsSetIntraOpThreads(9),
+    SessionOptionsSetGraphOptimizationLevel(11), SessionOptionsAddConfigEntry(15),
+    SessionOptionsGetConfigEntry(16), SessionCreate(18), SessionCreateFromBytes(19), SessionRelease(20),
+    SessionGetInputCount(21), SessionGetOutputCount(22), SessionGetInputName(24), SessionGetOutputName(25),
+    ValueRelease(55), SessionRunTensors(135);
+
+    final int slot;
+    private Function function;
+
+    Entry(int slot) {
+      this.slot = slot;
+    }
+
+    Function function() {
+      if (function == null) {
+        function = Function.getFunction(API.getPointer((long) slot * Native.POINTER_SIZE));
+      }
+      return function;
+    }
+  }
+
+  static final NativeLibrary LIBRARY;
+  static final Pointer API;
+
+  static {
+    if (Native.SIZE_T_SIZE != 8 || Native.POINTER_SIZE != 8) {
+      throw new UnsatisfiedLinkError("onyxruntime's Java binding needs a 64-bit JVM");
+    }
+    String path = System.getProperty("onyxruntime.library");
+    if (path == null) {
+      path = System.getenv("ONYXRUNTIME_LIBRARY");
+    }
+    LIBRARY = NativeLibrary.getInstance(path != null ? path : "onyxruntime");
+    Pointer base = LIBRARY.getFunction("OnyxGetApiBase").invokePointer(new Object[0]);
+    Pointer api = Function.getFunction(base.getPointer(0)).invokePointer(new Object[] {API_VERSION});
+    if (api == null) {
+      String why = Function.getFunction(base.getPointer(Native.POINTER_SIZE))
+          .invokeString(new Object[] {API_VERSION}, false);
+      throw new UnsatisfiedLinkError(LIBRARY.getFile() + " does not provide C API version " + API_VERSION + ": " + why);
+    }
+    API = api;
+  }
+
+  private OnyxNative() {}
+
+  /** Calls a fallible entry; a returned status becomes an OnyxException with its code and message. */
+  static void check(Entry entry, Object... args) {
+    Pointer status = entry.function().invokePointer(args);
+    if (status != null) {
+      int code = Entry.StatusGetCode.function().invokeInt(new Object[] {status});
+      String message = Entry.StatusGetMessage.function().invokeString(new Object[] {status}, false);
+      Entry.StatusRelease.function().invokeVoid(new Object[] {status});
+      throw new OnyxException(OnyxException.Code.of(code), message);
+    }
+  }
+
+  static void release(Entry entry, Pointer handle) {
+    entry.function().invokeVoid(new Object[] {handle});
+  }
+}
