@@ -132,6 +132,31 @@ void FinishRegression(const T* acc, const uint8_t* has, int64_t E, const std::ve
 }
 
 // The (tree id, node id) encoding of TreeEnsembleRegressor/Classifier.
+// A regression ensemble over X into output 0, [N, E] of type Out: the
+// trees' aggregate plus `base`, then the post-transform. Shared by
+// TreeEnsembleRegressor (float out) and TreeEnsemble (X's type out).
+template <typename T, typename Out>
+Status RunRegression(const ml::TreeEnsembleModel<T>& model, const Tensor& X, const std::string& node, Aggregate agg,
+                     const std::vector<double>& base, PostTransform post, ElemType out_type, KernelContext& ctx) {
+  ScratchLease<T> lease;
+  Scratch<T>& scratch = *lease;
+  int64_t n = 0;
+  const int64_t E = model.n_targets();
+  ONYX_RETURN_IF_ERROR(RunModel(model, X, node, agg, ctx.threads(), &scratch.acc, E > 1 ? &scratch.has : nullptr, &n));
+  Tensor* Y = ctx.Output(0, {n, E}, out_type);
+  if (Y == nullptr) return Status::OK();
+  for (int64_t r = 0; r < n; ++r)
+    FinishRegression(scratch.acc.data() + r * E, E > 1 ? scratch.has.data() + r * E : nullptr, E, base, post,
+                     Y->data<Out>() + r * E, scratch.row);
+  return Status::OK();
+}
+
+// Input 0, checked against the trees the session built (float or double).
+inline Status TreeInput(KernelContext& ctx, const Models& models, const std::string& node, const Tensor** X) {
+  ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, X));
+  return models.Ready((*X)->type(), node);
+}
+
 class LegacyTrees {
  public:
   // Reads the nodes_* attributes and the weights (`prefix` "target" or
@@ -263,29 +288,13 @@ class TreeEnsembleRegressorKernel final : public OpKernel {
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* X = nullptr;
-    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
-    ONYX_RETURN_IF_ERROR(models_.Ready(X->type(), node_));
-    if (X->type() == ElemType::kDouble) return Run(models_.d, *X, ctx);
-    return Run(models_.f, *X, ctx);
+    ONYX_RETURN_IF_ERROR(TreeInput(ctx, models_, node_, &X));
+    if (X->type() == ElemType::kDouble)
+      return RunRegression<double, float>(models_.d, *X, node_, agg_, base_, post_, ElemType::kFloat, ctx);
+    return RunRegression<float, float>(models_.f, *X, node_, agg_, base_, post_, ElemType::kFloat, ctx);
   }
 
  private:
-  template <typename T>
-  Status Run(const ml::TreeEnsembleModel<T>& model, const Tensor& X, KernelContext& ctx) const {
-    ScratchLease<T> lease;
-    Scratch<T>& scratch = *lease;
-    std::vector<T>& acc = scratch.acc;
-    std::vector<uint8_t>& has = scratch.has;
-    int64_t n = 0;
-    const int64_t E = model.n_targets();
-    ONYX_RETURN_IF_ERROR(RunModel(model, X, node_, agg_, ctx.threads(), &acc, E > 1 ? &has : nullptr, &n));
-    Tensor* Y = ctx.Output(0, {n, E}, ElemType::kFloat);
-    if (Y == nullptr) return Status::OK();
-    for (int64_t r = 0; r < n; ++r)
-      FinishRegression(acc.data() + r * E, E > 1 ? has.data() + r * E : nullptr, E, base_, post_,
-                       Y->data<float>() + r * E, scratch.row);
-    return Status::OK();
-  }
 
   std::string node_;
   Models models_;
@@ -328,8 +337,7 @@ class TreeEnsembleClassifierKernel final : public OpKernel {
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* X = nullptr;
-    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
-    ONYX_RETURN_IF_ERROR(models_.Ready(X->type(), node_));
+    ONYX_RETURN_IF_ERROR(TreeInput(ctx, models_, node_, &X));
     if (X->type() == ElemType::kDouble) return Run(models_.d, *X, ctx);
     return Run(models_.f, *X, ctx);
   }
@@ -529,12 +537,16 @@ class TreeEnsembleKernel final : public OpKernel {
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* X = nullptr;
-    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
-    ONYX_RETURN_IF_ERROR(models_.Ready(X->type(), node_));
+    ONYX_RETURN_IF_ERROR(TreeInput(ctx, models_, node_, &X));
+    // TreeEnsemble (opset 5) has no base_values attribute.
+    static const std::vector<double> kNoBase;
     switch (X->type()) {
-      case ElemType::kFloat: return Run<float, float>(models_.f, *X, ctx);
-      case ElemType::kDouble: return Run<double, double>(models_.d, *X, ctx);
-      case ElemType::kFloat16: return Run<float, Float16>(models_.f, *X, ctx);
+      case ElemType::kFloat:
+        return RunRegression<float, float>(models_.f, *X, node_, agg_, kNoBase, post_, X->type(), ctx);
+      case ElemType::kDouble:
+        return RunRegression<double, double>(models_.d, *X, node_, agg_, kNoBase, post_, X->type(), ctx);
+      case ElemType::kFloat16:
+        return RunRegression<float, Float16>(models_.f, *X, node_, agg_, kNoBase, post_, X->type(), ctx);
       default:
         return MakeError(ErrorCode::kInvalidArgument, node_, ": input 0 must be float, double or float16, got ",
                          ElemTypeName(X->type()));
@@ -550,23 +562,6 @@ class TreeEnsembleKernel final : public OpKernel {
       return Status::OK();
     }
     return ml::TensorToDoubles(*a->t, StrCat(node_, ": attribute ", name), out);
-  }
-
-  template <typename T, typename Out>
-  Status Run(const ml::TreeEnsembleModel<T>& model, const Tensor& X, KernelContext& ctx) const {
-    ScratchLease<T> lease;
-    Scratch<T>& scratch = *lease;
-    std::vector<T>& acc = scratch.acc;
-    std::vector<uint8_t>& has = scratch.has;
-    int64_t n = 0;
-    const int64_t E = model.n_targets();
-    ONYX_RETURN_IF_ERROR(RunModel(model, X, node_, agg_, ctx.threads(), &acc, E > 1 ? &has : nullptr, &n));
-    Tensor* Y = ctx.Output(0, {n, E}, X.type());
-    if (Y == nullptr) return Status::OK();
-    for (int64_t r = 0; r < n; ++r)
-      FinishRegression(acc.data() + r * E, E > 1 ? has.data() + r * E : nullptr, E, {}, post_,
-                       Y->data<Out>() + r * E, scratch.row);
-    return Status::OK();
   }
 
   std::string node_;
