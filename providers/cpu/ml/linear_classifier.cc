@@ -20,16 +20,8 @@ class LinearClassifierKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo& info) {
     node_ = info.node().Describe();
-    const Attribute* ints = info.Attr("classlabels_ints");
-    const Attribute* strs = info.Attr("classlabels_strings");
-    const bool has_ints = ints != nullptr && !ints->ints.empty();
-    const bool has_strs = strs != nullptr && !strs->strings.empty();
-    ONYX_CHECK(has_ints != has_strs, ErrorCode::kInvalidGraph, node_,
-               ": exactly one of the attributes classlabels_ints and classlabels_strings must be given");
-    if (has_ints) int_labels_ = ints->ints;
-    else string_labels_ = strs->strings;
-    const int64_t n_labels = has_ints ? static_cast<int64_t>(int_labels_.size())
-                                      : static_cast<int64_t>(string_labels_.size());
+    ONYX_RETURN_IF_ERROR(ml::ReadClassLabels(info, "classlabels_ints", node_, &int_labels_, &string_labels_));
+    const int64_t n_labels = static_cast<int64_t>(int_labels_.empty() ? string_labels_.size() : int_labels_.size());
     const Attribute* coef = info.Attr("coefficients");
     ONYX_CHECK(coef != nullptr && !coef->floats.empty(), ErrorCode::kInvalidGraph, node_,
                ": attribute 'coefficients' is required");

@@ -141,5 +141,18 @@ template Status FeatureMatrix<float>(const Tensor&, const std::string&, std::vec
 template Status FeatureMatrix<double>(const Tensor&, const std::string&, std::vector<double>*, const double**,
                                       int64_t*, int64_t*);
 
+Status ReadClassLabels(const KernelInfo& info, const char* ints_name, const std::string& node,
+                       std::vector<int64_t>* ints, std::vector<std::string>* strings) {
+  const Attribute* i = info.Attr(ints_name);
+  const Attribute* s = info.Attr("classlabels_strings");
+  const bool has_ints = i != nullptr && !i->ints.empty();
+  const bool has_strs = s != nullptr && !s->strings.empty();
+  ONYX_CHECK(has_ints != has_strs, ErrorCode::kInvalidGraph, node, ": exactly one of the attributes ", ints_name,
+             " and classlabels_strings must be given");
+  if (has_ints) *ints = i->ints;
+  else *strings = s->strings;
+  return Status::OK();
+}
+
 }  // namespace ml
 }  // namespace onyx

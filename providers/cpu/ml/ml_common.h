@@ -46,6 +46,12 @@ Status TensorToDoubles(const Tensor& t, const std::string& what, std::vector<dou
 // is given; INVALID_GRAPH naming `node` when both are.
 Status ReadReals(const KernelInfo& info, const std::string& name, const std::string& node, std::vector<double>* out);
 
+// A classifier's labels: exactly one of the attributes `ints_name`
+// (classlabels_ints or classlabels_int64s) and classlabels_strings, non-empty.
+// Fills one of `ints` and `strings`; INVALID_GRAPH naming the node otherwise.
+Status ReadClassLabels(const KernelInfo& info, const char* ints_name, const std::string& node,
+                       std::vector<int64_t>* ints, std::vector<std::string>* strings);
+
 // Input 0 as a [N, F] matrix of T (a copy unless it already is T): N = 1
 // for a 1-D input. `types` names what the input may be, for the message.
 template <typename T>

@@ -105,15 +105,8 @@ class SVMClassifierKernel final : public OpKernel {
   Status Init(const KernelInfo& info) {
     node_ = info.node().Describe();
     ONYX_RETURN_IF_ERROR(params_.Read(info, node_));
-    const Attribute* ints = info.Attr("classlabels_ints");
-    const Attribute* strs = info.Attr("classlabels_strings");
-    const bool has_ints = ints != nullptr && !ints->ints.empty();
-    const bool has_strs = strs != nullptr && !strs->strings.empty();
-    ONYX_CHECK(has_ints != has_strs, ErrorCode::kInvalidGraph, node_,
-               ": exactly one of the attributes classlabels_ints and classlabels_strings must be given");
-    if (has_ints) int_labels_ = ints->ints;
-    else string_labels_ = strs->strings;
-    classes_ = has_ints ? static_cast<int64_t>(int_labels_.size()) : static_cast<int64_t>(string_labels_.size());
+    ONYX_RETURN_IF_ERROR(ml::ReadClassLabels(info, "classlabels_ints", node_, &int_labels_, &string_labels_));
+    classes_ = static_cast<int64_t>(int_labels_.empty() ? string_labels_.size() : int_labels_.size());
     auto floats = [&](const char* name) {
       const Attribute* a = info.Attr(name);
       return a ? a->floats : std::vector<float>{};

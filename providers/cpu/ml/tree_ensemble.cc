@@ -307,16 +307,9 @@ class TreeEnsembleClassifierKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo& info) {
     node_ = info.node().Describe();
-    const Attribute* ints = info.Attr("classlabels_int64s");
-    const Attribute* strs = info.Attr("classlabels_strings");
-    const bool has_ints = ints != nullptr && !ints->ints.empty();
-    const bool has_strs = strs != nullptr && !strs->strings.empty();
-    ONYX_CHECK(has_ints != has_strs, ErrorCode::kInvalidGraph, node_,
-               ": exactly one of the attributes classlabels_int64s and classlabels_strings must be given");
-    if (has_ints) int_labels_ = ints->ints;
-    else string_labels_ = strs->strings;
+    ONYX_RETURN_IF_ERROR(ml::ReadClassLabels(info, "classlabels_int64s", node_, &int_labels_, &string_labels_));
     TreeSource src;
-    src.n_targets = has_ints ? static_cast<int64_t>(int_labels_.size()) : static_cast<int64_t>(string_labels_.size());
+    src.n_targets = static_cast<int64_t>(int_labels_.empty() ? string_labels_.size() : int_labels_.size());
     LegacyTrees trees;
     ONYX_RETURN_IF_ERROR(trees.Read(info, node_, "class", &src));
     ONYX_RETURN_IF_ERROR(ml::ReadReals(info, "base_values", node_, &base_));

@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstring>
 
+#include "providers/cpu/ml/ml_common.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -13,18 +14,15 @@ class ZipMapKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo& info) {
     node_ = info.node().Describe();
-    const Attribute* ints = info.Attr("classlabels_int64s");
-    const Attribute* strs = info.Attr("classlabels_strings");
-    const bool has_ints = ints != nullptr && !ints->ints.empty();
-    const bool has_strs = strs != nullptr && !strs->strings.empty();
-    ONYX_CHECK(has_ints != has_strs, ErrorCode::kInvalidGraph, node_,
-               ": exactly one of the attributes classlabels_int64s and classlabels_strings must be given");
-    if (has_ints) {
-      keys_ = std::make_shared<Tensor>(ElemType::kInt64, Dims{static_cast<int64_t>(ints->ints.size())});
-      std::memcpy(keys_->raw(), ints->ints.data(), ints->ints.size() * sizeof(int64_t));
+    std::vector<int64_t> ints;
+    std::vector<std::string> strs;
+    ONYX_RETURN_IF_ERROR(ml::ReadClassLabels(info, "classlabels_int64s", node_, &ints, &strs));
+    if (!ints.empty()) {
+      keys_ = std::make_shared<Tensor>(ElemType::kInt64, Dims{static_cast<int64_t>(ints.size())});
+      std::memcpy(keys_->raw(), ints.data(), ints.size() * sizeof(int64_t));
     } else {
-      keys_ = std::make_shared<Tensor>(ElemType::kString, Dims{static_cast<int64_t>(strs->strings.size())});
-      for (size_t i = 0; i < strs->strings.size(); ++i) keys_->data<std::string>()[i] = strs->strings[i];
+      keys_ = std::make_shared<Tensor>(ElemType::kString, Dims{static_cast<int64_t>(strs.size())});
+      for (size_t i = 0; i < strs.size(); ++i) keys_->data<std::string>()[i] = strs[i];
     }
     return Status::OK();
   }
