@@ -8,6 +8,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/quantization/int_matmul_shape.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -44,45 +45,22 @@ class MatMulIntegerKernel final : public OpKernel {
     const Tensor* B = nullptr;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &A));
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &B));
-    const Dims& ad0 = A->dims();
-    const Dims& bd0 = B->dims();
-    ONYX_CHECK_ARG(!ad0.empty() && !bd0.empty(), "MatMulInteger: inputs 0 (A) ", ShapeToString(ad0), " and 1 (B) ",
-                   ShapeToString(bd0), " must have rank >= 1");
-    const bool a_vec = ad0.size() == 1, b_vec = bd0.size() == 1;
-    const Dims ad = a_vec ? Dims{1, ad0[0]} : ad0;
-    const Dims bd = b_vec ? Dims{bd0[0], 1} : bd0;
-    const int64_t M = ad[ad.size() - 2], K = ad.back(), N = bd.back();
-    ONYX_CHECK_ARG(bd[bd.size() - 2] == K, "MatMulInteger: inner dimensions of input 0 (A) ", ShapeToString(ad0),
-                   " and input 1 (B) ", ShapeToString(bd0), " differ");
-    const Dims abatch(ad.begin(), ad.end() - 2), bbatch(bd.begin(), bd.end() - 2);
-    Dims batch;
-    ONYX_RETURN_IF_ERROR(BroadcastShapes(abatch, bbatch, &batch, "MatMulInteger"));
-    Dims out_dims = batch;
-    if (!a_vec) out_dims.push_back(M);
-    if (!b_vec) out_dims.push_back(N);
+    IntMatMulShape sh;
+    ONYX_RETURN_IF_ERROR(
+        ResolveIntMatMul(A->dims(), B->dims(), "MatMulInteger", 0, "A", 1, "B", /*blas_ints=*/false, &sh));
+    const int64_t M = sh.M, K = sh.K, N = sh.N;
+    const Dims& batch = sh.batch;
 
     std::vector<int32_t> za, zb;
     ONYX_RETURN_IF_ERROR(ReadZeroPoint(ctx.Input(2), *A, 2, "a_zero_point", "input 0 (A)", M, &za));
     ONYX_RETURN_IF_ERROR(ReadZeroPoint(ctx.Input(3), *B, 3, "b_zero_point", "input 1 (B)", N, &zb));
 
-    Tensor* Y = ctx.Output(0, out_dims, ElemType::kInt32);
+    Tensor* Y = ctx.Output(0, sh.out_dims, ElemType::kInt32);
     if (Y == nullptr || Y->size() == 0) return Status::OK();
     int32_t* y = Y->data<int32_t>();
     const int64_t batches = ShapeSize(batch);
-    // Batch strides in matrices, 0 along broadcast dims.
-    const Dims sa = BroadcastStrides(abatch, batch), sb = BroadcastStrides(bbatch, batch);
     std::vector<int64_t> a_of(static_cast<size_t>(batches)), b_of(static_cast<size_t>(batches));
-    for (int64_t bi = 0; bi < batches; ++bi) {
-      int64_t r = bi, oa = 0, ob = 0;
-      for (size_t d = batch.size(); d-- > 0;) {
-        const int64_t idx = r % batch[d];
-        r /= batch[d];
-        oa += idx * sa[d];
-        ob += idx * sb[d];
-      }
-      a_of[bi] = oa;
-      b_of[bi] = ob;
-    }
+    for (int64_t bi = 0; bi < batches; ++bi) sh.Offsets(bi, &a_of[bi], &b_of[bi]);
     if (K == 0) {
       std::fill(y, y + Y->size(), 0);
       return Status::OK();
@@ -94,7 +72,7 @@ class MatMulIntegerKernel final : public OpKernel {
         const TA* a = A->data<TA>();
         const TB* b = B->data<TB>();
         // B less its zero points, once per distinct B matrix.
-        const int64_t bmats = ShapeSize(bbatch);
+        const int64_t bmats = ShapeSize(sh.bbatch);
         std::vector<int32_t> bz(static_cast<size_t>(bmats * K * N));
         for (int64_t m = 0; m < bmats; ++m)
           for (int64_t k = 0; k < K; ++k)

@@ -11,6 +11,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/math/blas.h"
+#include "providers/cpu/quantization/int_matmul_shape.h"
 #include "providers/cpu/quantization/qlinear_common.h"
 #include "providers/kernel.h"
 
@@ -32,24 +33,9 @@ class QLinearMatMulKernel final : public OpKernel {
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &A));
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(3, &B));
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(7, &yz));
-    const Dims& ad0 = A->dims();
-    const Dims& bd0 = B->dims();
-    ONYX_CHECK_ARG(!ad0.empty() && !bd0.empty(), "QLinearMatMul: inputs 0 (a) ", ShapeToString(ad0), " and 3 (b) ",
-                   ShapeToString(bd0), " must have rank >= 1");
-    const bool a_vec = ad0.size() == 1, b_vec = bd0.size() == 1;
-    const Dims ad = a_vec ? Dims{1, ad0[0]} : ad0;
-    const Dims bd = b_vec ? Dims{bd0[0], 1} : bd0;
-    const int64_t M = ad[ad.size() - 2], K = ad.back(), N = bd.back();
-    ONYX_CHECK_ARG(bd[bd.size() - 2] == K, "QLinearMatMul: inner dimensions of input 0 (a) ", ShapeToString(ad0),
-                   " and input 3 (b) ", ShapeToString(bd0), " differ");
-    ONYX_CHECK_ARG(FitsBlasInt(M) && FitsBlasInt(N) && FitsBlasInt(K), "QLinearMatMul: inputs 0 (a) ",
-                   ShapeToString(ad0), " and 3 (b) ", ShapeToString(bd0), " are too large for one GEMM");
-    const Dims abatch(ad.begin(), ad.end() - 2), bbatch(bd.begin(), bd.end() - 2);
-    Dims batch;
-    ONYX_RETURN_IF_ERROR(BroadcastShapes(abatch, bbatch, &batch, op));
-    Dims out_dims = batch;
-    if (!a_vec) out_dims.push_back(M);
-    if (!b_vec) out_dims.push_back(N);
+    IntMatMulShape sh;
+    ONYX_RETURN_IF_ERROR(ResolveIntMatMul(A->dims(), B->dims(), op, 0, "a", 3, "b", /*blas_ints=*/true, &sh));
+    const int64_t M = sh.M, K = sh.K, N = sh.N;
 
     const char* per_row = " (one per row of a)";
     const char* per_col = " (one per column of b)";
@@ -75,11 +61,10 @@ class QLinearMatMulKernel final : public OpKernel {
       return Status::OK();
     }));
 
-    Tensor* Y = ctx.Output(0, out_dims, yz->type());
+    Tensor* Y = ctx.Output(0, sh.out_dims, yz->type());
     if (Y == nullptr || Y->size() == 0) return Status::OK();
-    const int64_t batches = ShapeSize(batch);
-    const Dims sa = BroadcastStrides(abatch, batch), sb = BroadcastStrides(bbatch, batch);
-    const int64_t amats = ShapeSize(abatch), bmats = ShapeSize(bbatch);
+    const int64_t batches = ShapeSize(sh.batch);
+    const int64_t amats = ShapeSize(sh.abatch), bmats = ShapeSize(sh.bbatch);
     // Operands less their zero points, as floats, once per distinct matrix.
     std::vector<float> a(static_cast<size_t>(amats * M * K)), b(static_cast<size_t>(bmats * K * N));
     ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, A->type(), op, [&](auto tag) -> Status {
@@ -99,13 +84,8 @@ class QLinearMatMulKernel final : public OpKernel {
       using TY = typename decltype(tag)::type;
       TY* y = Y->data<TY>();
       auto one = [&](int64_t bi, std::vector<double>* c, std::vector<float>* scratch) {
-        int64_t r = bi, oa = 0, ob = 0;
-        for (size_t d = batch.size(); d-- > 0;) {
-          const int64_t idx = r % batch[d];
-          r /= batch[d];
-          oa += idx * sa[d];
-          ob += idx * sb[d];
-        }
+        int64_t oa = 0, ob = 0;
+        sh.Offsets(bi, &oa, &ob);
         c->resize(static_cast<size_t>(M * N));
         qlinear::ExactIntGemm(M, N, K, a.data() + oa * M * K, K, b.data() + ob * K * N, N, c->data(), N, scratch);
         TY* yb = y + bi * M * N;
