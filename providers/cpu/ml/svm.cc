@@ -100,6 +100,16 @@ void MulticlassProbability(int64_t k, const std::vector<double>& r, float* out) 
   for (int64_t t = 0; t < k; ++t) out[t] = static_cast<float>(p[t]);
 }
 
+// Input 0 as [N, F] floats, F the model's feature count (both SVM kernels).
+Status ReadSvmRows(const Tensor& X, const std::string& node, int64_t features, std::vector<float>* storage,
+                   const float** x, int64_t* n) {
+  int64_t f = 0;
+  ONYX_RETURN_IF_ERROR(ml::FeatureMatrix<float>(X, node, storage, x, n, &f));
+  ONYX_CHECK_ARG(f == features, node, ": input 0 has ", f, " features (shape ", ShapeToString(X.dims()),
+                 ") but the model has ", features);
+  return Status::OK();
+}
+
 class SVMClassifierKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo& info) {
@@ -155,13 +165,10 @@ class SVMClassifierKernel final : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const Tensor* X = nullptr;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
-    ONYX_CHECK_ARG(X->rank() == 1 || X->rank() == 2, node_, ": input 0 must have shape [N, F] or [F], got ",
-                   ShapeToString(X->dims()));
-    const int64_t n = X->rank() == 2 ? X->dims()[0] : 1;
-    ONYX_CHECK_ARG(X->dims().back() == features_, node_, ": input 0 has ", X->dims().back(), " features (shape ",
-                   ShapeToString(X->dims()), ") but the model has ", features_);
-    std::vector<float> x;
-    ONYX_RETURN_IF_ERROR(ml::ToFloat(*X, node_, &x));
+    int64_t n = 0;
+    const float* x = nullptr;
+    std::vector<float> storage;
+    ONYX_RETURN_IF_ERROR(ReadSvmRows(*X, node_, features_, &storage, &x, &n));
     const bool proba = svc_ && !prob_a_.empty();
     const int64_t pairs = classes_ * (classes_ - 1) / 2;
     int64_t width = classes_;
@@ -174,7 +181,7 @@ class SVMClassifierKernel final : public OpKernel {
     std::vector<double> r(static_cast<size_t>(classes_ * classes_));
     std::vector<float> z(static_cast<size_t>(std::max<int64_t>(width, 2)));
     for (int64_t row = 0; row < n; ++row) {
-      const float* xr = x.data() + row * features_;
+      const float* xr = x + row * features_;
       int64_t best = 0;
       float max_weight = 0.f;
       int64_t n_scores = classes_;
@@ -292,17 +299,14 @@ class SVMRegressorKernel final : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const Tensor* X = nullptr;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
-    ONYX_CHECK_ARG(X->rank() == 1 || X->rank() == 2, node_, ": input 0 must have shape [N, F] or [F], got ",
-                   ShapeToString(X->dims()));
-    const int64_t n = X->rank() == 2 ? X->dims()[0] : 1;
-    ONYX_CHECK_ARG(X->dims().back() == features_, node_, ": input 0 has ", X->dims().back(), " features (shape ",
-                   ShapeToString(X->dims()), ") but the model has ", features_);
-    std::vector<float> x;
-    ONYX_RETURN_IF_ERROR(ml::ToFloat(*X, node_, &x));
+    int64_t n = 0;
+    const float* x = nullptr;
+    std::vector<float> storage;
+    ONYX_RETURN_IF_ERROR(ReadSvmRows(*X, node_, features_, &storage, &x, &n));
     Tensor* Y = ctx.Output(0, {n, 1}, ElemType::kFloat);
     if (Y == nullptr) return Status::OK();
     for (int64_t r = 0; r < n; ++r) {
-      const float* xr = x.data() + r * features_;
+      const float* xr = x + r * features_;
       double s = 0;
       if (supports_ > 0) {
         for (int64_t j = 0; j < supports_; ++j) s += coef_[j] * params_.Apply(xr, sv_.data() + j * features_, features_);
