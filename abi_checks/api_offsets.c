@@ -154,3 +154,10 @@ ONYX_SLOT(ProviderGetSupportedOperator, 134);
 
 /* API version 4 */
 ONYX_SLOT(SessionRunTensors, 135);
+
+/* API version 5 */
+ONYX_SLOT(RunOptionsAddConfigEntry, 136);
+ONYX_SLOT(RunOptionsGetConfigEntry, 137);
+ONYX_SLOT(SessionRunAsync, 138);
+ONYX_SLOT(SessionGetInputMemoryInfo, 139);
+ONYX_SLOT(SessionGetOutputMemoryInfo, 140);

@@ -1,3 +1,5 @@
+#include <cstring>
+
 #include "capi/src/api_table.h"
 #include "capi/src/handles.h"
 #include "core/session/providers_query.h"
@@ -167,6 +169,28 @@ OnyxStatus* RunOptionsGetTerminate(const OnyxRunOptions* options, int* out) {
   API_END
 }
 
+OnyxStatus* RunOptionsAddConfigEntry(OnyxRunOptions* options, const char* key, const char* value) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  API_CHECK_NOT_NULL(key);
+  API_CHECK_NOT_NULL(value);
+  // onnxruntime's limit and wording (ConfigOptions::AddConfigEntry).
+  const size_t length = std::strlen(key);
+  if (length == 0 || length > 1024)
+    return NewStatus(ONYX_INVALID_ARGUMENT, "Config key is empty or longer than maximum length 1024");
+  options->options.config[key] = value;
+  API_END
+}
+OnyxStatus* RunOptionsGetConfigEntry(const OnyxRunOptions* options, const char* key, const char** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  API_CHECK_NOT_NULL(key);
+  API_CHECK_NOT_NULL(out);
+  auto it = options->options.config.find(key);
+  *out = it == options->options.config.end() ? nullptr : it->second.c_str();
+  API_END
+}
+
 OnyxStatus* SessionOptionsSetOptimizedModelFilePath(OnyxSessionOptions* options, const char* path) {
   API_BEGIN
   API_CHECK_NOT_NULL(options);
@@ -267,6 +291,8 @@ void FillOptionsApi(OnyxApi& a) {
   a.RunOptionsSetLogSeverity = RunOptionsSetLogSeverity;
   a.RunOptionsSetTerminate = RunOptionsSetTerminate;
   a.RunOptionsGetTerminate = RunOptionsGetTerminate;
+  a.RunOptionsAddConfigEntry = RunOptionsAddConfigEntry;
+  a.RunOptionsGetConfigEntry = RunOptionsGetConfigEntry;
   a.SessionOptionsSetOptimizedModelFilePath = SessionOptionsSetOptimizedModelFilePath;
   a.SessionOptionsAddFreeDimensionOverride = AddFreeDimensionOverride<&SessionOptions::free_dim_overrides_by_denotation>;
   a.SessionOptionsAddFreeDimensionOverrideByName = AddFreeDimensionOverride<&SessionOptions::free_dim_overrides_by_name>;

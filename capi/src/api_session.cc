@@ -1,3 +1,5 @@
+#include <thread>
+
 #include "capi/src/api_table.h"
 #include "capi/src/handles.h"
 
@@ -14,6 +16,18 @@ SessionOptions EffectiveOptions(const OnyxEnv* env, const OnyxSessionOptions* op
   return o;
 }
 
+// Inputs and outputs live in CPU memory, from the session's arena unless the
+// options turned it off (onnxruntime then reports the device allocator).
+void SetIoMemory(OnyxSession* s) {
+  MemoryInfo& m = s->io_memory.info;
+  m = MemoryInfo();
+  m.alloc_type = s->session->options().enable_cpu_mem_arena || s->session->options().cpu_allocator ? 1 : 0;
+}
+
+// Set while an async run's callback is running on this thread: a session
+// released from there must not wait for (or join) the thread it runs on.
+thread_local int tls_in_async_callback = 0;
+
 OnyxStatus* SessionCreate(const OnyxEnv* env, const char* path, const OnyxSessionOptions* options, OnyxSession** out) {
   API_BEGIN
   API_CHECK_NOT_NULL(env);
@@ -23,6 +37,7 @@ OnyxStatus* SessionCreate(const OnyxEnv* env, const char* path, const OnyxSessio
   std::unique_ptr<Session> session;
   API_RETURN_IF_ERROR(Session::Create(EffectiveOptions(env, options), path, &session));
   s->session = std::move(session);
+  SetIoMemory(s.get());
   *out = s.release();
   API_END
 }
@@ -37,11 +52,31 @@ OnyxStatus* SessionCreateFromBytes(const OnyxEnv* env, const void* data, size_t 
   std::unique_ptr<Session> session;
   API_RETURN_IF_ERROR(Session::CreateFromBytes(EffectiveOptions(env, options), data, length, &session));
   s->session = std::move(session);
+  SetIoMemory(s.get());
   *out = s.release();
   API_END
 }
 
-void SessionRelease(OnyxSession* session) { delete session; }
+void WaitForAsyncRuns(OnyxSession* session) {
+  std::unique_lock<std::mutex> lock(session->async_mu);
+  session->async_done.wait(lock, [session] { return session->async_pending == 0; });
+}
+
+void SessionRelease(OnyxSession* session) {
+  if (session == nullptr) return;
+  if (tls_in_async_callback) {
+    // This thread is one of a pool's workers (maybe this session's): free the
+    // session from another thread once its runs are done, so the pool is never
+    // joined from one of its own threads.
+    std::thread([session] {
+      WaitForAsyncRuns(session);
+      delete session;
+    }).detach();
+    return;
+  }
+  WaitForAsyncRuns(session);
+  delete session;
+}
 
 enum class Which { kInput, kOutput, kOverridable };
 
@@ -169,6 +204,116 @@ OnyxStatus* SessionRun(OnyxSession* session, const OnyxRunOptions* run_options, 
   API_END
 }
 
+// Collects SessionRun-style arguments into owned names and shared values.
+OnyxStatus* CollectRunArgs(const char* fn, const char* const* input_names, const OnyxValue* const* inputs,
+                           size_t input_count, const char* const* output_names, size_t output_count,
+                           size_t model_outputs, std::vector<std::string>* in_names, std::vector<Value>* feeds,
+                           std::vector<std::string>* out_names) {
+  if (input_count > 0 && (!input_names || !inputs))
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat(fn, ": input_names and inputs must not be NULL when input_count is ",
+                                                   input_count));
+  for (size_t i = 0; i < input_count; ++i) {
+    if (!input_names[i]) return NewStatus(ONYX_INVALID_ARGUMENT, StrCat(fn, ": input_names[", i, "] is NULL"));
+    if (!inputs[i])
+      return NewStatus(ONYX_INVALID_ARGUMENT, StrCat(fn, ": value for input '", input_names[i], "' is NULL"));
+    in_names->emplace_back(input_names[i]);
+    feeds->push_back(inputs[i]->value);
+  }
+  if (output_names) {
+    if (output_count == 0) return NewStatus(ONYX_INVALID_ARGUMENT, StrCat(fn, ": output_names given but output_count is 0"));
+    for (size_t i = 0; i < output_count; ++i) {
+      if (!output_names[i]) return NewStatus(ONYX_INVALID_ARGUMENT, StrCat(fn, ": output_names[", i, "] is NULL"));
+      out_names->emplace_back(output_names[i]);
+    }
+  } else if (output_count != model_outputs) {
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat(fn, ": output_names is NULL (all outputs) but output_count is ",
+                                                   output_count, " while the model has ", model_outputs, " outputs"));
+  }
+  return nullptr;
+}
+
+OnyxStatus* SessionRunAsync(OnyxSession* session, const OnyxRunOptions* run_options, const char* const* input_names,
+                            const OnyxValue* const* inputs, size_t input_count, const char* const* output_names,
+                            size_t output_count, OnyxRunAsyncCallback callback, void* user_data) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(session);
+  API_CHECK_NOT_NULL(callback);
+  struct Job {
+    OnyxSession* session;
+    const RunOptions* run_options;
+    std::vector<std::string> in_names, out_names;
+    std::vector<Value> feeds;
+    OnyxRunAsyncCallback callback;
+    void* user_data;
+  };
+  auto job = std::make_shared<Job>();
+  job->session = session;
+  job->run_options = run_options ? &run_options->options : nullptr;
+  job->callback = callback;
+  job->user_data = user_data;
+  if (OnyxStatus* bad = CollectRunArgs("SessionRunAsync", input_names, inputs, input_count, output_names,
+                                       output_count, session->session->outputs().size(), &job->in_names,
+                                       &job->feeds, &job->out_names))
+    return bad;
+  ThreadPool* pool = session->session->thread_pool();
+  {
+    std::lock_guard<std::mutex> lock(session->async_mu);
+    ++session->async_pending;
+  }
+  auto task = [job] {
+    OnyxSession* s = job->session;
+    std::vector<OnyxValue*> handles;
+    OnyxStatus* status = nullptr;
+    try {
+      std::vector<const Value*> feed_ptrs;
+      for (const Value& v : job->feeds) feed_ptrs.push_back(&v);
+      std::vector<Value> results;
+      Status st = s->session->Run(job->run_options, job->in_names, feed_ptrs, job->out_names, &results);
+      if (st.ok()) {
+        for (auto& v : results) handles.push_back(new OnyxValue{std::move(v)});
+      } else {
+        status = ToOnyxStatus(st);
+      }
+    } catch (const std::exception& e) {
+      status = NewStatus(ONYX_RUNTIME_EXCEPTION, e.what());
+    } catch (...) {
+      status = NewStatus(ONYX_RUNTIME_EXCEPTION, "unknown exception");
+    }
+    if (status) {
+      for (OnyxValue* h : handles) delete h;
+      handles.clear();
+    }
+    // The inputs are no longer needed; drop them before the callback so the
+    // caller may reuse their buffers from there.
+    job->feeds.clear();
+    ++tls_in_async_callback;
+    job->callback(job->user_data, handles.empty() ? nullptr : handles.data(), handles.size(), status);
+    --tls_in_async_callback;
+    std::lock_guard<std::mutex> lock(s->async_mu);
+    if (--s->async_pending == 0) s->async_done.notify_all();
+  };
+  if (pool == nullptr || !pool->Schedule(task)) {
+    std::lock_guard<std::mutex> lock(session->async_mu);
+    --session->async_pending;
+    // onnxruntime's wording for the same refusal.
+    return NewStatus(ONYX_INVALID_ARGUMENT, "intra op thread pool must have at least one thread for RunAsync");
+  }
+  API_END
+}
+
+template <bool kInput>
+OnyxStatus* GetIoMemoryInfo(const OnyxSession* session, size_t index, const OnyxMemoryInfo** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(session);
+  API_CHECK_NOT_NULL(out);
+  const size_t count = kInput ? session->session->inputs().size() : session->session->outputs().size();
+  if (index >= count)
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat(kInput ? "input" : "output", " index ", index,
+                                                   " is out of range (the model has ", count, ")"));
+  *out = &session->io_memory;
+  API_END
+}
+
 OnyxStatus* SessionRunTensors(OnyxSession* session, const OnyxRunOptions* run_options, const size_t* input_indices,
                               const OnyxTensorArg* inputs, size_t input_count, const size_t* output_indices,
                               size_t output_count, OnyxTensorResult* outputs) {
@@ -268,6 +413,9 @@ void FillSessionApi(OnyxApi& a) {
   a.SessionEndProfiling = SessionEndProfiling;
   a.SessionRunTensors = SessionRunTensors;
   a.SessionGetProfilingStartTimeNs = SessionGetProfilingStartTimeNs;
+  a.SessionRunAsync = SessionRunAsync;
+  a.SessionGetInputMemoryInfo = GetIoMemoryInfo<true>;
+  a.SessionGetOutputMemoryInfo = GetIoMemoryInfo<false>;
 }
 
 }  // namespace capi

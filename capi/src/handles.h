@@ -1,7 +1,9 @@
 // What the opaque C handles are, and the exception firewall every entry uses.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
@@ -29,10 +31,20 @@ struct OnyxSessionOptions {
   onyx::SessionOptions options;
 };
 
+struct OnyxMemoryInfo {
+  onyx::MemoryInfo info;
+};
+
 struct OnyxSession {
   // Shared with the IO bindings made from it, which may outlive the handle.
   std::shared_ptr<onyx::Session> session;
   std::string last_profile_path;
+  // Where inputs and outputs live (SessionGetInput/OutputMemoryInfo).
+  OnyxMemoryInfo io_memory;
+  // SessionRunAsync runs queued or running; SessionRelease waits for none.
+  std::mutex async_mu;
+  std::condition_variable async_done;
+  size_t async_pending = 0;
 };
 
 struct OnyxRunOptions {
@@ -61,10 +73,6 @@ struct OnyxArenaCfg {
   int arena_extend_strategy = -1;
   int initial_chunk_size_bytes = -1;
   int max_dead_bytes_per_chunk = -1;
-};
-
-struct OnyxMemoryInfo {
-  onyx::MemoryInfo info;
 };
 
 struct OnyxAllocator {

@@ -39,6 +39,16 @@ void ThreadPool::WorkerLoop() {
   }
 }
 
+bool ThreadPool::Schedule(std::function<void()> task) {
+  if (workers_.empty()) return false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tasks_.emplace_back(std::move(task));
+  }
+  cv_.notify_one();
+  return true;
+}
+
 void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   min_chunk = std::max<int64_t>(1, min_chunk);

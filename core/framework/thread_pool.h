@@ -27,6 +27,11 @@ class ThreadPool {
   // fn must not throw.
   void ParallelFor(int64_t n, int64_t min_chunk, const std::function<void(int64_t, int64_t)>& fn);
 
+  // Queues `task` to run on one of the worker threads and returns at once;
+  // false (task not queued) when the pool has no worker threads. The task must
+  // not throw. Tasks still queued when the pool is destroyed are run first.
+  bool Schedule(std::function<void()> task);
+
   // Same, with `pool` possibly null (then runs inline).
   static void For(ThreadPool* pool, int64_t n, int64_t min_chunk,
                   const std::function<void(int64_t, int64_t)>& fn) {

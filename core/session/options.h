@@ -58,6 +58,14 @@ struct RunOptions {
   int log_severity = -1;  // -1: the session's
   int log_verbosity = 0;
   std::atomic<bool> terminate{false};
+  // String-keyed run settings (onnxruntime's run config entries). Keys the
+  // engine implements are read at each run (see kRunArenaShrinkKey); others are
+  // stored and read back, as onnxruntime does with keys it does not know.
+  std::map<std::string, std::string> config;
 };
+
+// "cpu:0" (';'-separated device:id list): after the run, return the named
+// arenas' idle memory to the system (onnxruntime's run config key).
+constexpr const char* kRunArenaShrinkKey = "memory.enable_memory_arena_shrinkage";
 
 }  // namespace onyx

@@ -289,6 +289,8 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   plan_options.mem_pattern = options.enable_mem_pattern;
   if (options.cpu_allocator) plan_options.cpu_allocator = options.cpu_allocator.get();
   else if (!options.enable_cpu_mem_arena) plan_options.cpu_allocator = GetUncachedCpuAllocator();
+  cpu_arena_ = options.cpu_allocator ? options.cpu_allocator.get()
+                                     : options.enable_cpu_mem_arena ? GetCpuAllocator() : nullptr;
   ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(g, raw, plan_options, &plan_));
   IndexInputsAndOutputs();
   if (logger_->Enabled(Severity::kVerbose)) {
@@ -403,10 +405,17 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
     }
   }
 
+  bool shrink_cpu = false;
+  ONYX_RETURN_IF_ERROR(ArenasToShrink(run_options, &shrink_cpu));
+
   Profiler* profiler = profiler_.enabled() ? &profiler_ : nullptr;
   auto run_start = profiler ? Profiler::Clock::now() : Profiler::Clock::time_point();
-  ONYX_RETURN_IF_ERROR(plan_->Execute(values, presets.empty() ? nullptr : &presets, run_options,
-                                      thread_pool_.get(), profiler));
+  Status run_status = plan_->Execute(values, presets.empty() ? nullptr : &presets, run_options,
+                                     thread_pool_.get(), profiler);
+  // The run's intermediates are back in the arena by now; shrink even when
+  // the run failed, as onnxruntime does.
+  if (shrink_cpu) cpu_arena_->Trim();
+  ONYX_RETURN_IF_ERROR(run_status);
   if (profiler) {
     profiler->Record({"Session", "model_run", profiler->MicrosSinceStart(run_start),
                       std::chrono::duration_cast<std::chrono::microseconds>(Profiler::Clock::now() - run_start).count(),
@@ -441,6 +450,38 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
     }
   }
   *outputs = std::move(result);
+  return Status::OK();
+}
+
+Status Session::ArenasToShrink(const RunOptions* run_options, bool* shrink_cpu) const {
+  *shrink_cpu = false;
+  if (!run_options) return Status::OK();
+  auto it = run_options->config.find(kRunArenaShrinkKey);
+  if (it == run_options->config.end()) return Status::OK();
+  // onnxruntime's grammar: "device:id" items separated by ';'; an item
+  // without ':' is skipped.
+  const std::string& list = it->second;
+  size_t begin = 0;
+  while (begin <= list.size()) {
+    size_t end = list.find(';', begin);
+    if (end == std::string::npos) end = list.size();
+    const std::string item = list.substr(begin, end - begin);
+    begin = end + 1;
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string device = item.substr(0, colon);
+    const std::string id = item.substr(colon + 1);
+    if (device != "cpu" && device != "gpu")
+      return MakeError(ErrorCode::kInvalidArgument, "Unsupported device specified in the memory arena shrink list: ",
+                       device);
+    // Only the CPU arena of device 0 exists in this engine.
+    if (device != "cpu" || id != "0" || cpu_arena_ == nullptr)
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "Did not find an arena based allocator registered for device-id combination in the memory "
+                       "arena shrink list: ",
+                       item);
+    *shrink_cpu = true;
+  }
   return Status::OK();
 }
 

@@ -58,6 +58,8 @@ class Session {
   Status RunIndexed(const RunOptions* run_options, const size_t* feed_indices, const Value* const* feeds,
                     size_t feed_count, const size_t* output_indices, size_t output_count, std::vector<Value>* outputs,
                     const std::vector<std::shared_ptr<Tensor>>* bound_outputs = nullptr) const;
+  // The session's intra-op pool (run_async schedules whole runs on it).
+  ThreadPool* thread_pool() const { return thread_pool_.get(); }
   // Node names in the order a run executes them.
   std::vector<std::string> ExecutionOrder() const;
 
@@ -66,6 +68,9 @@ class Session {
   Status Initialize(const SessionOptions& options, Profiler::Clock::time_point load_start);
   Status ApplyUserInitializers(const SessionOptions& options);
   void ApplyFreeDimensionOverrides(const SessionOptions& options);
+  // Parses the run's kRunArenaShrinkKey entry: *shrink_cpu is set when the
+  // session's CPU arena is named; unknown devices and ids are errors.
+  Status ArenasToShrink(const RunOptions* run_options, bool* shrink_cpu) const;
 
   // Names and slots resolved once, so a run does no name lookups: one entry
   // per inputs() then overridable_initializers(), and per outputs().
@@ -86,6 +91,8 @@ class Session {
   std::vector<std::unique_ptr<ExecutionProvider>> providers_;
   std::vector<std::string> provider_names_;
   std::unique_ptr<ThreadPool> thread_pool_;
+  // The CPU allocator the plan uses; null when it has no cache (arena off).
+  Allocator* cpu_arena_ = nullptr;
   std::unique_ptr<ExecutionPlan> plan_;
   std::vector<FeedSlot> feed_slots_;
   std::unordered_map<std::string, size_t> feed_index_;

@@ -369,3 +369,34 @@ TEST(MemPattern, ConcurrentRunsOfTwoShapes) {
 
 }  // namespace
 }  // namespace onyx
+
+namespace onyx {
+namespace {
+
+// Run config "memory.enable_memory_arena_shrinkage" = "cpu:0" returns the
+// session arena's idle blocks to the system after the run (onnxruntime's key).
+TEST(ArenaShrink, RunConfigKeyTrimsTheSessionArena) {
+  auto arena = std::make_shared<CpuAllocator>(size_t{1} << 10);
+  auto s = Load(ChainModel(), Options(arena, false));
+  ASSERT_TRUE(s);
+  const Value x = FloatInput(64, 64, 0.5f);  // 16 KiB tensors: cached by this arena
+  std::vector<const Value*> feeds{&x};
+  std::vector<Value> out;
+  ASSERT_TRUE(s->Run(nullptr, {"X"}, feeds, {}, &out).ok());
+  EXPECT_GT(arena->CachedBytes(), 0u) << "intermediates should be back in the arena";
+  out.clear();  // the first run's output goes back to the arena too
+  RunOptions ro;
+  ro.config[kRunArenaShrinkKey] = "cpu:0";
+  Status st = s->Run(&ro, {"X"}, feeds, {}, &out);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(arena->CachedBytes(), 0u);
+  out.clear();
+  // A device without an arena is refused before the run, naming it.
+  ro.config[kRunArenaShrinkKey] = "gpu:0";
+  st = s->Run(&ro, {"X"}, feeds, {}, &out);
+  EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("memory arena shrink list: gpu:0"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace onyx

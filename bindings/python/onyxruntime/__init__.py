@@ -26,6 +26,7 @@ from .capi.onnxruntime_inference_collection import (
     InferenceSession,
     ModelMetadata,
     NodeArg,
+    OrtDevice,
     OrtValue,
     get_all_providers,
     get_available_providers,
@@ -36,6 +37,7 @@ from .capi.onnxruntime_inference_collection import (
 )
 from . import datasets  # noqa: F401 - onnxruntime.datasets.get_example
 from .capi import onnxruntime_pybind11_state  # noqa: F401 - importable as onyxruntime.capi.onnxruntime_pybind11_state
+from .capi import _pybind_state  # noqa: F401 - onnxruntime.capi._pybind_state's counterpart
 
 __version__ = _to_str(_api.GetVersionString())
 version = __version__
@@ -61,6 +63,7 @@ __all__ = [
     "InferenceSession",
     "ModelMetadata",
     "NodeArg",
+    "OrtDevice",
     "OrtValue",
     "RunOptions",
     "SessionOptions",

@@ -37,7 +37,7 @@ extern "C" {
 #define ONYX_EXPORT
 #endif /* ONYX_CFFI_CDEF */
 
-#define ONYX_API_VERSION 4
+#define ONYX_API_VERSION 5
 
 /* Error codes. Values are fixed forever; new codes are appended. */
 typedef enum OnyxErrorCode {
@@ -151,6 +151,13 @@ typedef struct OnyxArenaCfg OnyxArenaCfg;
 
 /* Called by the library when it no longer needs a buffer it took over. */
 typedef void (*OnyxDeleter)(void* context, void* data);
+
+/* Called once by SessionRunAsync when the run ends, on one of the session's
+ * worker threads. On success `status` is NULL and `outputs` holds
+ * `output_count` values, each owned by the callee (ValueRelease); the array
+ * itself is borrowed for the call. On failure `status` (owned by the callee,
+ * StatusRelease) says why, `outputs` is NULL and `output_count` 0. */
+typedef void (*OnyxRunAsyncCallback)(void* user_data, OnyxValue** outputs, size_t output_count, OnyxStatus* status);
 
 /* An input of SessionRunTensors: a tensor over the caller's memory, read in
  * place (no copy, no OnyxValue to create). Numeric element types only. */
@@ -568,6 +575,42 @@ typedef struct OnyxApi {
   OnyxStatus* (*SessionRunTensors)(OnyxSession* session, const OnyxRunOptions* run_options,
                                    const size_t* input_indices, const OnyxTensorArg* inputs, size_t input_count,
                                    const size_t* output_indices, size_t output_count, OnyxTensorResult* outputs);
+
+  /* ---- API version 5 ---------------------------------------------------- */
+
+  /* Sets a string-keyed run setting (onnxruntime's run config entries); both
+   * strings are copied and a key set again is overwritten. Keys the engine
+   * implements take effect at each run using these options:
+   *   "memory.enable_memory_arena_shrinkage" = "cpu:0" (';'-separated
+   *   device:id list): after the run, the session's CPU arena returns its idle
+   *   memory to the system; a device or id without an arena fails the run
+   *   with INVALID_ARGUMENT naming it.
+   * Other keys are stored and read back, as onnxruntime does. INVALID_ARGUMENT
+   * when the key is empty or longer than 1024 bytes. */
+  OnyxStatus* (*RunOptionsAddConfigEntry)(OnyxRunOptions* options, const char* key, const char* value);
+  /* *out = the value for `key` (borrowed, lives until the entry is changed or
+   * the options released) or NULL when the key is not set. */
+  OnyxStatus* (*RunOptionsGetConfigEntry)(const OnyxRunOptions* options, const char* key, const char** out);
+  /* Starts a run on one of the session's intra-op worker threads and returns
+   * at once; `callback(user_data, ...)` is called on that thread when the run
+   * ends (see OnyxRunAsyncCallback). Arguments are as SessionRun's, except
+   * that input values are shared (not copied) by the run, so a buffer lent with
+   * ValueCreateTensorWithData, and `run_options`, must stay alive until the
+   * callback. Names are copied. Errors found before the run starts are
+   * returned here and the callback is not called: NULL arguments, and
+   * INVALID_ARGUMENT when the session's pool has no worker thread
+   * (intra-op threads = 1). SessionRelease waits for the session's pending
+   * async runs; called from inside a callback, it returns at once and the
+   * session is freed once its runs are done. */
+  OnyxStatus* (*SessionRunAsync)(OnyxSession* session, const OnyxRunOptions* run_options,
+                                 const char* const* input_names, const OnyxValue* const* inputs, size_t input_count,
+                                 const char* const* output_names, size_t output_count, OnyxRunAsyncCallback callback,
+                                 void* user_data);
+  /* Where the session wants input (output) `index` to be: *out borrowed, lives
+   * as long as the session. "Cpu", device 0, the arena allocator type unless
+   * the session's CPU arena is off. */
+  OnyxStatus* (*SessionGetInputMemoryInfo)(const OnyxSession* session, size_t index, const OnyxMemoryInfo** out);
+  OnyxStatus* (*SessionGetOutputMemoryInfo)(const OnyxSession* session, size_t index, const OnyxMemoryInfo** out);
 } OnyxApi;
 
 typedef struct OnyxApiBase {

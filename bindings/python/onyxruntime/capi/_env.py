@@ -67,7 +67,7 @@ class OrtMemType(enum.IntEnum):
 class OrtMemoryInfo:
     """Describes memory: name ('Cpu'), allocator type, device id, memory type."""
 
-    __slots__ = ("_handle",)
+    __slots__ = ("_handle", "_owner")
 
     def __init__(self, name, alloc_type, id, mem_type):  # noqa: A002 - onnxruntime's parameter name
         if not isinstance(name, str):
@@ -77,6 +77,15 @@ class OrtMemoryInfo:
             lambda out: api.MemoryInfoCreate(name.encode("utf-8"), int(alloc_type), int(id), int(mem_type), out),
             api.MemoryInfoRelease,
         )
+        self._owner = None
+
+    @classmethod
+    def _borrowed(cls, handle, owner):
+        """Wraps a `const OnyxMemoryInfo*` that lives as long as `owner` (kept)."""
+        info = cls.__new__(cls)
+        info._handle = handle
+        info._owner = owner
+        return info
 
     def _get(self, fn, ctype):
         out = ffi.new(ctype)

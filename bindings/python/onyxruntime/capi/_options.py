@@ -303,3 +303,28 @@ class RunOptions(_LogLevels):
     @terminate.setter
     def terminate(self, value):
         check(api.RunOptionsSetTerminate(self._handle, 1 if value else 0))
+
+    def add_run_config_entry(self, key, value):
+        """Sets a string-keyed run setting, stored in the engine's run options.
+        "memory.enable_memory_arena_shrinkage" = "cpu:0" returns the CPU
+        arena's idle memory to the system after each run; other keys are kept
+        and read back, as onnxruntime does. RuntimeError for an empty key or
+        one longer than 1024 bytes."""
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise TypeError("add_run_config_entry(key, value) takes two str, got %r, %r" % (key, value))
+        status = api.RunOptionsAddConfigEntry(self._handle, key.encode("utf-8"), value.encode("utf-8"))
+        if status != ffi.NULL:
+            # onnxruntime raises a plain RuntimeError with the bare message.
+            message = to_str(api.StatusGetMessage(status)) or ""
+            api.StatusRelease(status)
+            raise RuntimeError(message)
+
+    def get_run_config_entry(self, key):
+        """The value set for `key`; RuntimeError when it is not set (as onnxruntime)."""
+        if not isinstance(key, str):
+            raise TypeError("get_run_config_entry(key) takes a str, got %r" % (key,))
+        out = ffi.new("const char**")
+        check(api.RunOptionsGetConfigEntry(self._handle, key.encode("utf-8"), out))
+        if out[0] == ffi.NULL:
+            raise RuntimeError("RunOptions does not have configuration with key: " + key)
+        return to_str(out[0])

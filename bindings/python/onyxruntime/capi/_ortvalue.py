@@ -152,6 +152,50 @@ class OrtValue(_values.ValueHolder):
         return result
 
     @classmethod
+    def ortvalue_from_numpy_with_onnx_type(cls, data, onnx_element_type):
+        """An OrtValue of ONNX element type `onnx_element_type` over the bytes
+        of `data`, for types numpy lacks (bfloat16, float8, int4, ...): no
+        copy, no conversion, the bits are taken as they are. `data`'s item
+        size must equal the type's element size (1 for the packed 4- and 2-bit
+        types, whose first ceil(n * bits / 8) bytes are then read, as in
+        onnxruntime). Numpy void arrays ('|V2', ...) are accepted for this.
+
+        :param data: numpy.ndarray (kept alive by the OrtValue).
+        :param onnx_element_type: an onnx.TensorProto data type int.
+        """
+        if not isinstance(data, np.ndarray):
+            raise TypeError("ortvalue_from_numpy_with_onnx_type: data must be a numpy.ndarray, got %s"
+                            % type(data).__name__)
+        if isinstance(onnx_element_type, bool) or not isinstance(onnx_element_type, (int, np.integer)):
+            raise TypeError("ortvalue_from_numpy_with_onnx_type: onnx_element_type must be an int, got %r"
+                            % (onnx_element_type,))
+        code = int(onnx_element_type)
+        if code == 0:
+            raise RuntimeError("tensor type 0 is not supported")
+        if code not in _TYPE_NAMES:
+            raise RuntimeError("Not a valid ONNX Tensor data type: %d" % code)
+        if code == _values.ONYX_STRING:
+            raise RuntimeError("ortvalue_from_numpy_with_onnx_type: tensor(string) has no fixed-size elements; "
+                               "use ortvalue_from_numpy with an array of str")
+        bits = _values._PACKED_BITS.get(code)
+        item = 1 if bits else _values.numpy_dtype_for(code).itemsize
+        if data.dtype.itemsize != item or data.dtype.kind in "OUS" or data.dtype.hasobject:
+            raise RuntimeError("Items size in the incoming array: %d specified by onnxtype: %d (%s)"
+                               % (data.dtype.itemsize, item, "tensor(%s)" % _TYPE_NAMES[code]))
+        # onnxruntime takes the buffer whatever its strides; a strided array
+        # is copied to C order here so its elements are read, not its gaps.
+        arr = data if data.flags.c_contiguous and data.flags.aligned else np.ascontiguousarray(data)
+        count = int(arr.size)
+        nbytes = (count * bits + 7) // 8 if bits else arr.nbytes
+        buf = ffi.from_buffer("char[]", arr, require_writable=False) if nbytes else ffi.new("char[1]")
+        out = ffi.new("OnyxValue**")
+        check(api.ValueCreateTensorWithData(_values._cpu_memory_info(), buf, nbytes,
+                                            _values._shape_array(arr.shape), arr.ndim, code, out))
+        result = cls(ffi.gc(out[0], api.ValueRelease), (arr, buf))
+        result._readonly = not arr.flags.writeable
+        return result
+
+    @classmethod
     def ortvalue_from_shape_and_type(cls, shape, element_type, device_type="cpu", device_id=0):
         """A new tensor of `shape` allocated by the library (contents not
         initialised; strings start empty).
@@ -194,6 +238,36 @@ class OrtValue(_values.ValueHolder):
         if kind == _VALUE_KIND_OPTIONAL:
             return bool(_values.elements(self._value))
         return True
+
+    def _get_c_value(self):
+        """The value itself: this binding has no separate C-level object, so
+        what onnxruntime's C-level functions take is this OrtValue."""
+        return self
+
+    def tensor_size_in_bytes(self):
+        """Bytes the tensor's elements occupy (packed types: ceil(n * bits /
+        8)). Not defined for string tensors or non-tensor values."""
+        elem, shape = self._type_and_shape()
+        if elem == _values.ONYX_STRING:
+            raise exception_for_code(2, "tensor_size_in_bytes: a string tensor has no flat buffer of elements",
+                                     RuntimeError)
+        count = 1
+        for d in shape:
+            count *= d
+        bits = _values._PACKED_BITS.get(elem)
+        if bits:
+            return (count * bits + 7) // 8
+        return count * _values.numpy_dtype_for(elem).itemsize
+
+    def __array__(self, dtype=None, copy=None):
+        """np.asarray(ortvalue) / np.array(ortvalue): the tensor's memory
+        without a copy (as numpy()), cast to `dtype` or copied when asked."""
+        arr = self.numpy()
+        if copy is not None:
+            return np.array(arr, dtype=dtype, copy=copy)
+        if dtype is not None:
+            return np.asarray(arr, dtype=dtype)
+        return arr
 
     def shape(self):
         """The tensor's dims as a list of ints."""
@@ -311,3 +385,48 @@ class OrtValue(_values.ValueHolder):
             return "<onyxruntime.OrtValue %s shape=%s on %s>" % (self.data_type(), self.shape(), self.device_name())
         except Exception:  # noqa: BLE001 - repr must not raise
             return "<onyxruntime.OrtValue>"
+
+
+class OrtValueVector:
+    """A list of OrtValues (onnxruntime.capi._pybind_state.OrtValueVector),
+    as onnxruntime's C-level functions take and return them."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self):
+        self._items = []
+
+    def push_back(self, ortvalue):
+        """Appends an OrtValue (shared, not copied)."""
+        if not isinstance(ortvalue, OrtValue):
+            raise TypeError("OrtValueVector.push_back expects an OrtValue, got %s" % type(ortvalue).__name__)
+        self._items.append(ortvalue)
+
+    def reserve(self, n):
+        """Kept for onnxruntime compatibility (a Python list grows by itself)."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise TypeError("reserve expects a non-negative int, got %r" % (n,))
+
+    def shrink_to_fit(self):
+        """Kept for onnxruntime compatibility."""
+
+    def element_type_at(self, index):
+        """The onnx.TensorProto element type of tensor `index`."""
+        return self[index].element_type()
+
+    def bool_tensor_indices(self):
+        """Positions of the bool tensors."""
+        return [i for i, v in enumerate(self._items) if v.is_tensor() and v.element_type() == 9]
+
+    def __len__(self):
+        return len(self._items)
+
+    def __getitem__(self, index):
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise TypeError("OrtValueVector indices must be ints, got %r" % (index,))
+        if not 0 <= index < len(self._items):
+            raise IndexError("OrtValueVector index %d is out of range (size %d)" % (index, len(self._items)))
+        return self._items[index]
+
+    def __iter__(self):
+        return iter(self._items)

@@ -2,10 +2,14 @@
 
 import collections.abc
 import os
+import threading
 import warnings
 
 from . import _values
 from ._fastrun import FastRunner
+from ._device import OrtDevice, OrtDeviceVendorId, get_ort_device_type  # noqa: F401 - onnxruntime's names here
+from ._env import OrtMemoryInfo
+from ._errors import exception_for_code
 from ._ffi import api, check, cstring_array, default_env, ffi, status_to_exception, to_str
 from ._options import RunOptions, SessionOptions
 from ._iobinding import IOBinding
@@ -60,8 +64,9 @@ def get_version_string():
 
 
 def get_build_info():
-    """The library's build configuration in one line."""
-    return to_str(api.GetBuildInfoString())
+    """The library's build configuration in one line, after onnxruntime's
+    "Build Info: " prefix (its own reads "ORT Build Info: ")."""
+    return "Build Info: " + to_str(api.GetBuildInfoString())
 
 
 class NodeArg:
@@ -157,9 +162,28 @@ def _node_args(session, count_fn, name_fn, type_fn):
     return [_node_arg(session, i, name_fn, type_fn) for i in range(n[0])]
 
 
-def _normalize_providers(providers, provider_options, available):
+def check_and_normalize_provider_args(providers, provider_options, available_provider_names):
+    """Validates `providers` and `provider_options` and returns them
+    normalized, as onnxruntime's function of the same name (same checks, same
+    warnings and error texts).
+
+    :param providers: None, or a sequence of provider names or (name, options
+        dict) tuples, highest priority first.
+    :param provider_options: None, or a sequence of options dicts, one per
+        name in `providers` (then `providers` must hold names only).
+    :param available_provider_names: names that may be used; others are
+        warned about, not refused.
+    :return: (list of names, list of options dicts with str keys and values);
+        a name given twice keeps its first options (with a warning).
+    """
+    return _normalize_providers(providers, provider_options, available_provider_names, strict_str=False)
+
+
+def _normalize_providers(providers, provider_options, available, strict_str=True):
     """onnxruntime's validation of `providers`/`provider_options`: names or
-    (name, dict) tuples; options become str -> str."""
+    (name, dict) tuples; options become str -> str. With `strict_str` a bare
+    string is refused (onnxruntime would take each of its characters as a
+    provider name)."""
     if providers is None:
         return [], []
     ordered = collections.OrderedDict()
@@ -176,7 +200,7 @@ def _normalize_providers(providers, provider_options, available):
             return
         ordered[name] = {str(k): str(v) for k, v in options.items()}
 
-    if not isinstance(providers, collections.abc.Sequence) or isinstance(providers, str):
+    if not isinstance(providers, collections.abc.Sequence) or (strict_str and isinstance(providers, str)):
         raise ValueError("'providers' should be a sequence.")
     if provider_options is not None:
         if not isinstance(provider_options, collections.abc.Sequence):
@@ -244,6 +268,10 @@ class InferenceSession:
         names, options = _normalize_providers(providers, provider_options, available)
         handle = self._sess_options._clone_handle()
         used_options = {}
+        for name in names:
+            if name not in known:
+                # onnxruntime's class and text for a name it has never heard of.
+                raise RuntimeError("Unknown Provider Type: " + name)
         for name, opts in zip(names, options):
             if name in known and name not in available:
                 # onnxruntime skips a known provider this build/machine lacks
@@ -277,7 +305,19 @@ class InferenceSession:
         session_providers = _provider_list(lambda n: api.SessionGetProviderCount(sess, n),
                                            lambda i, o: api.SessionGetProviderName(sess, i, o))
 
+        in_mem, out_mem = [], []
+        for i in range(len(inputs)):
+            info = ffi.new("const OnyxMemoryInfo**")
+            check(api.SessionGetInputMemoryInfo(sess, i, info))
+            in_mem.append(OrtMemoryInfo._borrowed(info[0], sess))
+        for i in range(len(outputs)):
+            info = ffi.new("const OnyxMemoryInfo**")
+            check(api.SessionGetOutputMemoryInfo(sess, i, info))
+            out_mem.append(OrtMemoryInfo._borrowed(info[0], sess))
+
         self._sess = sess
+        self._input_meminfos = in_mem
+        self._output_meminfos = out_mem
         self._fast = FastRunner(sess, [a.name for a, _ in inputs], [a.name for a, _ in overridable],
                                 [a.name for a, _ in outputs])
         self._inputs_meta = [a for a, _ in inputs]
@@ -304,6 +344,16 @@ class InferenceSession:
     def get_overridable_initializers(self):
         """Initializers that a feed may replace, as a list of NodeArg."""
         return list(self._overridable_initializers)
+
+    def get_input_memory_infos(self):
+        """Where the session wants each input's memory, as OrtMemoryInfo
+        (one per get_inputs() entry)."""
+        return list(self._input_meminfos)
+
+    def get_output_memory_infos(self):
+        """Where each output's memory is put, as OrtMemoryInfo (one per
+        get_outputs() entry)."""
+        return list(self._output_meminfos)
 
     def get_modelmeta(self):
         """The model's ModelMetadata."""
@@ -381,6 +431,68 @@ class InferenceSession:
         _, owned = self._run(output_names, input_dict_ort_values, run_options)
         return [OrtValue(v) for v in owned]
 
+    def run_async(self, output_names, input_feed, callback, user_data, run_options=None):
+        """Starts a run on one of the session's intra-op threads and returns
+        None at once; when it ends, ``callback(results, user_data, err)`` is
+        called on that thread: `results` a list of numpy arrays (one per
+        output name) and `err` '' on success, or [] and the error's message.
+
+        :param output_names: names of the outputs wanted; None or [] for all.
+        :param input_feed: {input name: numpy array, list or OrtValue}; the
+            arrays are shared with the run until the callback.
+        :param callback: callable(results, user_data, err).
+        :param user_data: any object, handed to the callback.
+        :param run_options: a RunOptions (kept alive until the callback), or None.
+
+        Missing inputs raise ValueError here; errors of the run itself reach
+        the callback. A session with one intra-op thread has no worker to run
+        on and raises InvalidArgument, as onnxruntime.
+        """
+        if not callable(callback):
+            raise TypeError("run_async: callback must be callable, got %s" % type(callback).__name__)
+        if self._sess is None:
+            raise exception_for_code(2, "run_async: the session has been released", RuntimeError)
+        output_names, in_names, in_values, out_names, keep = self._prepare_run(output_names, input_feed, run_options)
+        state = _AsyncRun(self._sess, output_names, callback, user_data, run_options, keep)
+        handle = ffi.new_handle(state)
+        state.handle = handle
+        with _async_lock:
+            _async_pending.add(state)
+        ro = run_options._handle if run_options is not None else ffi.NULL
+        status = api.SessionRunAsync(self._sess, ro, in_names, ffi.cast("const OnyxValue* const*", in_values),
+                                     len(keep.values), out_names, len(output_names), _async_done, handle)
+        if status != ffi.NULL:
+            with _async_lock:
+                _async_pending.discard(state)
+            raise status_to_exception(status)
+
+    def _prepare_run(self, output_names, input_feed, run_options):
+        """Checks a run's arguments and builds its C arguments: (output names,
+        input names, input values, output names as C strings, what must stay
+        alive until the run ends)."""
+        feed_names = list(input_feed.keys())
+        missing = [i.name for i in self._inputs_meta if i.name not in input_feed]
+        if missing:
+            raise ValueError(f"Required inputs ({missing}) are missing from input feed ({feed_names}).")
+        if isinstance(output_names, (str, bytes)):
+            raise TypeError("output_names must be a list of str, not %s" % type(output_names).__name__)
+        if not output_names:
+            output_names = [o.name for o in self._outputs_meta]
+        output_names = list(output_names)
+        if run_options is not None and not isinstance(run_options, RunOptions):
+            raise TypeError("run_options must be an onyxruntime.RunOptions, got %r" % type(run_options))
+        keep = _RunArgs()
+        for name in feed_names:
+            keep.values.append(_values.input_value(name, input_feed[name], self._feed_types.get(name, 0), keep.objects,
+                                                   self._feed_decl.get(name)))
+        in_names, keep.in_strings = cstring_array(feed_names)
+        in_values = ffi.new("OnyxValue*[]", max(1, len(keep.values)))
+        for i, v in enumerate(keep.values):
+            in_values[i] = v
+        out_names, keep.out_strings = cstring_array(output_names)
+        keep.arrays = (in_names, in_values, out_names)
+        return output_names, in_names, in_values, out_names, keep
+
     def _run(self, output_names, input_feed, run_options):
         """Validates the arguments, runs, and returns (output names, owned output values)."""
         feed_names = list(input_feed.keys())
@@ -434,3 +546,52 @@ class InferenceSession:
             raise TypeError("run_options must be an onyxruntime.RunOptions, got %r" % type(run_options))
         iobinding._run(run_options)
 
+
+class _RunArgs:
+    """What a run's C arguments point into (values, arrays, strings)."""
+
+    __slots__ = ("values", "objects", "in_strings", "out_strings", "arrays")
+
+    def __init__(self):
+        self.values, self.objects = [], []
+        self.in_strings = self.out_strings = self.arrays = None
+
+
+class _AsyncRun:
+    """One run_async in flight: everything the C run and the callback need,
+    kept alive (in _async_pending) until the callback has returned."""
+
+    __slots__ = ("session", "output_names", "callback", "user_data", "run_options", "args", "handle")
+
+    def __init__(self, session, output_names, callback, user_data, run_options, args):
+        self.session, self.output_names, self.callback = session, output_names, callback
+        self.user_data, self.run_options, self.args = user_data, run_options, args
+        self.handle = None
+
+
+_async_lock = threading.Lock()
+_async_pending = set()
+
+
+@ffi.callback("void(void*, OnyxValue**, size_t, OnyxStatus*)")
+def _async_done(handle, outputs, count, status):
+    # Runs on a session worker thread (cffi takes the GIL). Nothing may escape:
+    # a Python error here could only be printed.
+    state = ffi.from_handle(handle)
+    try:
+        results, err = [], ""
+        if status != ffi.NULL:
+            err = to_str(api.StatusGetMessage(status)) or ""
+            api.StatusRelease(status)
+        else:
+            # Own every output before converting any, so a conversion error cannot leak.
+            owned = [ffi.gc(outputs[i], api.ValueRelease) for i in range(count)]
+            try:
+                results = [_values.output_object(name, v) for name, v in zip(state.output_names, owned)]
+            except Exception as e:  # noqa: BLE001 - handed to the callback as its error
+                results, err = [], str(e)
+        state.args = None  # the run is over: release its inputs before the callback
+        state.callback(results, state.user_data, err)
+    finally:
+        with _async_lock:
+            _async_pending.discard(state)

@@ -26,9 +26,28 @@ from ._errors import (  # noqa: F401 - re-exported: this is their public home
 
 
 # onnxruntime also exposes its classes here. Nothing in the binding imports
-# this module, so it may import all the others (imports go one way).
-from ._options import ExecutionMode, GraphOptimizationLevel, RunOptions, SessionOptions  # noqa: E402,F401
-from ._ortvalue import OrtValue  # noqa: E402,F401
+# this module, so it may import all the others (imports go one way). This
+# binding has one layer, so the C-level names are the public classes, except
+# OrtDevice, whose C-level form (device-type codes, a 4-int constructor)
+# differs from onnxruntime.OrtDevice.
+from ._device import _COrtDevice as OrtDevice  # noqa: E402,F401
+from ._env import (  # noqa: E402,F401
+    OrtAllocatorType,
+    OrtArenaCfg,
+    OrtMemoryInfo,
+    OrtMemType,
+    create_and_register_allocator,
+    create_and_register_allocator_v2,
+    disable_telemetry_events,
+    enable_telemetry_events,
+    has_collective_ops,
+    set_default_logger_severity,
+    set_default_logger_verbosity,
+    set_seed,
+)
+from ._iobinding import SessionIOBinding  # noqa: E402,F401
+from ._options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions  # noqa: E402,F401
+from ._ortvalue import OrtValue, OrtValueVector  # noqa: E402,F401
 from .onnxruntime_inference_collection import (  # noqa: E402,F401
     InferenceSession,
     ModelMetadata,
