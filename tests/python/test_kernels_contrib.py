@@ -119,3 +119,80 @@ def test_gelu_family_bad_bias_names_node_and_input():
                                                "B": np.ones((1,), np.float32)})
     msg = _err(model, f)
     assert "cnode" in msg and "scalar" in msg
+
+
+# --- SkipLayerNormalization ---
+
+def _skip_ln_ref(x, skip, gamma, beta, bias, eps):
+    s = x.astype(np.float64) + skip.astype(np.float64) + (bias.astype(np.float64) if bias is not None else 0.0)
+    mean = s.mean(-1, keepdims=True)
+    inv = 1.0 / np.sqrt(((s - mean) ** 2).mean(-1, keepdims=True) + eps)
+    y = (s - mean) * inv * gamma.astype(np.float64) + (beta.astype(np.float64) if beta is not None else 0.0)
+    return [y, mean, inv, s]
+
+
+_SLN_CASES = [
+    # input shape, skip shape, beta, bias, outputs
+    ((2, 5, 64), (2, 5, 64), True, True, 4),
+    ((2, 5, 64), (1, 5, 64), True, False, 4),
+    ((2, 5, 64), (5, 64), False, True, 3),
+    ((7, 33), (7, 33), True, True, 2),
+    ((3, 4, 768), (3, 4, 768), True, True, 1),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("xs,ss,beta,bias,n_out", _SLN_CASES)
+def test_skip_layer_norm_matches_reference_and_onnxruntime(xs, ss, beta, bias, n_out, dtype):
+    rng = np.random.default_rng(11)
+    H = xs[-1]
+    f = {"X": (rng.standard_normal(xs) * 3 + 1).astype(dtype), "S": rng.standard_normal(ss).astype(dtype),
+         "G": rng.uniform(0.5, 1.5, (H,)).astype(dtype)}
+    if beta:
+        f["Be"] = rng.standard_normal((H,)).astype(dtype)
+    if bias:
+        f["Bi"] = rng.standard_normal((H,)).astype(dtype)
+    names = ["X", "S", "G", "Be" if beta else "", "Bi" if bias else ""]
+    while names[-1] == "":
+        names.pop()
+    model, feeds = _model("SkipLayerNormalization", names, f, n_out=n_out, epsilon=1e-5)
+    ours = _run(rt, model, feeds)
+    theirs = _run(ort, model, feeds)
+    want = _skip_ln_ref(f["X"], f["S"], f["G"], f.get("Be"), f.get("Bi"), 1e-5)
+    stat_shape = xs[:-1] + (1,)
+    # float: float32 sums of up to 768 terms, ~1e-6 relative. float16: the
+    # outputs are rounded to half (2^-11 relative) of values up to ~5.
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == np.float32 else dict(rtol=4e-3, atol=8e-3)
+    for i in range(n_out):
+        want_shape = stat_shape if i in (1, 2) else xs
+        want_type = np.float32 if i in (1, 2) else dtype
+        assert ours[i].shape == want_shape and ours[i].dtype == want_type, i
+        np.testing.assert_allclose(ours[i].astype(np.float64), want[i], **tol, err_msg="output %d" % i)
+        np.testing.assert_allclose(ours[i].astype(np.float64), theirs[i].astype(np.float64), **tol,
+                                   err_msg="output %d vs onnxruntime" % i)
+
+
+def test_skip_layer_norm_declared_output_types():
+    x = np.ones((2, 3, 4), np.float32)
+    f = {"X": x, "S": x, "G": np.ones(4, np.float32)}
+    model, _ = _model("SkipLayerNormalization", ["X", "S", "G"], f, n_out=4)
+    outs = rt.InferenceSession(model, providers=["CPUExecutionProvider"]).get_outputs()
+    assert [o.type for o in outs] == ["tensor(float)"] * 4
+    assert [list(o.shape) for o in outs] == [[2, 3, 4], [2, 3, 1], [2, 3, 1], [2, 3, 4]]
+
+
+def test_skip_layer_norm_bad_inputs_name_node_and_input():
+    x = np.ones((2, 3, 4), np.float32)
+    g = np.ones(4, np.float32)
+    cases = [
+        ({"X": x, "S": np.ones((2, 2, 4), np.float32), "G": g}, ["X", "S", "G"], ["(skip)", "[2,2,4]"]),
+        ({"X": x, "S": x, "G": np.ones(5, np.float32)}, ["X", "S", "G"], ["(gamma)", "[5]", "4"]),
+        ({"X": x, "S": x, "G": g, "Be": np.ones((1, 4), np.float32)}, ["X", "S", "G", "Be"], ["(beta)", "[1,4]"]),
+        ({"X": x, "S": x, "G": g, "Bi": np.ones(3, np.float32)}, ["X", "S", "G", "", "Bi"], ["(bias)", "[3]"]),
+        ({"X": np.ones(4, np.float32), "S": np.ones(4, np.float32), "G": g}, ["X", "S", "G"], ["(input)", "2-D"]),
+    ]
+    for f, names, parts in cases:
+        model, feeds = _model("SkipLayerNormalization", names, f)
+        msg = _err(model, feeds).replace(" ", "")
+        for p in ["cnode"] + parts:
+            assert p.replace(" ", "") in msg, (p, msg)
