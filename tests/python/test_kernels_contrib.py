@@ -196,3 +196,116 @@ def test_skip_layer_norm_bad_inputs_name_node_and_input():
         msg = _err(model, feeds).replace(" ", "")
         for p in ["cnode"] + parts:
             assert p.replace(" ", "") in msg, (p, msg)
+
+
+# --- MatMulIntegerToFloat, DynamicQuantizeMatMul ---
+
+def _dynq_u8(a):
+    """DynamicQuantizeLinear's uint8 quantization of the whole tensor."""
+    lo, hi = min(float(a.min(initial=0)), 0.0), max(float(a.max(initial=0)), 0.0)
+    scale = np.float32(1.0) if hi == lo else np.float32((np.float32(hi) - np.float32(lo)) / np.float32(255))
+    zp = np.float32(np.rint(np.clip(np.float32(0) - np.float32(lo) / scale, 0, 255)))
+    q = np.clip(np.rint(a.astype(np.float32) / scale) + zp, 0, 255)
+    return q.astype(np.int64) - int(zp), scale
+
+
+def _int_mm_ref(a_shift, b, bzp, a_scale, b_scale, bias):
+    acc = np.matmul(a_shift.astype(np.int64), b.astype(np.int64) - np.asarray(bzp, np.int64))
+    y = acc.astype(np.float64) * (np.float32(a_scale) * np.asarray(b_scale, np.float32)).astype(np.float64)
+    return y + (bias.astype(np.float64) if bias is not None else 0.0)
+
+
+_MM_CASES = [
+    # A shape, B shape, per-column, zero points, bias
+    ((4, 16), (16, 8), False, True, True),
+    ((2, 3, 16), (16, 8), True, True, True),
+    ((2, 3, 16), (16, 8), True, False, False),
+    ((16,), (16, 5), False, True, False),
+    ((2, 5, 7), (2, 7, 3), False, False, True),
+]
+
+
+def _int_mm_feeds(rng, ashape, bshape, per_col, zps, bias, atype, btype):
+    N = bshape[-1]
+    bi = np.iinfo(btype)
+    f = {"B": rng.integers(bi.min, bi.max + 1, bshape).astype(btype),
+         "bs": (rng.uniform(0.01, 0.05, (N,)) if per_col else np.array(0.02)).astype(np.float32)}
+    if zps:
+        f["bz"] = rng.integers(bi.min // 2, bi.max // 2 + 1, (N,) if per_col else ()).astype(btype)
+    if bias:
+        f["bias"] = rng.standard_normal((N,)).astype(np.float32)
+    if atype is not None:
+        ai = np.iinfo(atype)
+        f["A"] = rng.integers(ai.min, ai.max + 1, ashape).astype(atype)
+        f["as"] = np.array(0.03, np.float32)
+        if zps:
+            f["az"] = np.array(ai.min // 2 + 7, atype)
+    else:
+        f["A"] = rng.uniform(-3, 2, ashape).astype(np.float32)
+    return f
+
+
+@pytest.mark.parametrize("atype,btype", [(np.uint8, np.int8), (np.uint8, np.uint8), (np.int8, np.int8)])
+@pytest.mark.parametrize("ashape,bshape,per_col,zps,bias", _MM_CASES)
+def test_matmul_integer_to_float_matches_reference_and_onnxruntime(ashape, bshape, per_col, zps, bias, atype, btype):
+    rng = np.random.default_rng(5)
+    f = _int_mm_feeds(rng, ashape, bshape, per_col, zps, bias, atype, btype)
+    names = ["A", "B", "as", "bs", "az" if zps else "", "bz" if zps else "", "bias" if bias else ""]
+    while names[-1] == "":
+        names.pop()
+    model, feeds = _model("MatMulIntegerToFloat", names, f, inits=("B", "bs", "bz", "bias"))
+    (ours,) = _run(rt, model, feeds)
+    want = _int_mm_ref(f["A"].astype(np.int64) - int(f.get("az", 0)), f["B"], f.get("bz", 0), f["as"], f["bs"],
+                       f.get("bias"))
+    # Exact int32 sums times one float scale: a float rounding or two.
+    assert ours.dtype == np.float32 and ours.shape == want.shape
+    np.testing.assert_allclose(ours, want, rtol=1e-6, atol=1e-5)
+    (theirs,) = _run(ort, model, feeds)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("btype", [np.int8, np.uint8])
+@pytest.mark.parametrize("ashape,bshape,per_col,zps,bias", _MM_CASES[:4])
+def test_dynamic_quantize_matmul_matches_reference_and_onnxruntime(ashape, bshape, per_col, zps, bias, btype):
+    rng = np.random.default_rng(9)
+    f = _int_mm_feeds(rng, ashape, bshape, per_col, zps, bias, None, btype)
+    names = ["A", "B", "bs", "bz" if zps else "", "bias" if bias else ""]
+    while names[-1] == "":
+        names.pop()
+    model, feeds = _model("DynamicQuantizeMatMul", names, f, inits=("B", "bs", "bz", "bias"))
+    (ours,) = _run(rt, model, feeds)
+    a_shift, a_scale = _dynq_u8(f["A"])
+    want = _int_mm_ref(a_shift, f["B"], f.get("bz", 0), a_scale, f["bs"], f.get("bias"))
+    np.testing.assert_allclose(ours, want, rtol=1e-6, atol=1e-5)
+    (theirs,) = _run(ort, model, feeds)
+    # The same integers; onnxruntime may round a value lying on a
+    # quantization half-step the other way (one step of A, a_scale * |B|).
+    step = float(a_scale) * float(np.abs(f["bs"]).max()) * 255 * 2
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=step)
+    assert np.mean(np.abs(ours - theirs) < 1e-4) > 0.9
+
+
+def test_int_matmul_to_float_bad_inputs_name_node_and_input():
+    rng = np.random.default_rng(1)
+    f = _int_mm_feeds(rng, (4, 16), (16, 8), True, True, True, np.uint8, np.int8)
+    bad = [
+        (dict(f, bs=np.ones(5, np.float32)), ["(b_scale)", "[5]", "8"]),
+        (dict(f, bz=np.ones(3, np.int8)), ["(b_zero_point)", "[3]"]),
+        (dict(f, bz=np.ones(8, np.uint8)), ["(b_zero_point)", "uint8"]),
+        (dict(f, bias=np.ones(7, np.float32)), ["(bias)", "[7]"]),
+        # caught at load by the shape rule, which names the shapes
+        (dict(f, B=np.ones((15, 8), np.int8)), ["innerdimensions", "[15,8]", "[4,16]"]),
+        (dict(f, **{"as": np.ones(2, np.float32)}), ["(a_scale)", "[2]"]),
+        (dict(f, bs=np.array([np.inf] * 8, np.float32)), ["(b_scale)", "inf"]),
+    ]
+    for feeds, parts in bad:
+        model, fd = _model("MatMulIntegerToFloat", ["A", "B", "as", "bs", "az", "bz", "bias"], feeds)
+        msg = _err(model, fd).replace(" ", "")
+        for p in ["cnode", "MatMulIntegerToFloat"] + parts:
+            assert p.replace(" ", "") in msg, (p, msg)
+    g = _int_mm_feeds(rng, (4, 16), (16, 8), False, False, False, None, np.int8)
+    a = g["A"].copy()
+    a[1, 2] = np.nan
+    model, fd = _model("DynamicQuantizeMatMul", ["A", "B", "bs"], dict(g, A=a))
+    msg = _err(model, fd)
+    assert "cnode" in msg and "(A)" in msg and "nan" in msg
