@@ -309,3 +309,40 @@ def test_int_matmul_to_float_bad_inputs_name_node_and_input():
     model, fd = _model("DynamicQuantizeMatMul", ["A", "B", "bs"], dict(g, A=a))
     msg = _err(model, fd)
     assert "cnode" in msg and "(A)" in msg and "nan" in msg
+
+
+def test_quantize_dynamic_mlp_saved_by_onnxruntime_optimizer(tmp_path):
+    """quantize_dynamic writes DynamicQuantizeLinear + MatMulInteger + Cast + Mul;
+    onnxruntime's optimizer fuses those into com.microsoft ops
+    (MatMulIntegerToFloat / DynamicQuantizeMatMul) in the model it saves. Both
+    models run here and match onnxruntime within the quantization step."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    rng = np.random.default_rng(0)
+    w1 = numpy_helper.from_array((rng.standard_normal((32, 64)) * 0.2).astype(np.float32), "w1")
+    b1 = numpy_helper.from_array(rng.standard_normal(64).astype(np.float32), "b1")
+    w2 = numpy_helper.from_array((rng.standard_normal((64, 16)) * 0.2).astype(np.float32), "w2")
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"]), helper.make_node("Add", ["h", "b1"], ["h2"]),
+             helper.make_node("Relu", ["h2"], ["h3"]), helper.make_node("MatMul", ["h3", "w2"], ["y"])]
+    g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 32])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 16])], [w1, b1, w2])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    src, q, opt = tmp_path / "mlp.onnx", tmp_path / "mlp_q.onnx", tmp_path / "mlp_q_opt.onnx"
+    import onnx
+    onnx.save(m, str(src))
+    quantize_dynamic(str(src), str(q), weight_type=QuantType.QInt8)
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    so.optimized_model_filepath = str(opt)
+    ort.InferenceSession(str(q), so, providers=["CPUExecutionProvider"])
+    ops = {(n.domain, n.op_type) for n in onnx.load(str(opt)).graph.node}
+    assert any(d == "com.microsoft" for d, _ in ops), ops
+    x = rng.standard_normal((4, 32)).astype(np.float32)
+    flt = _run(ort, str(src), {"x": x})[0]
+    for path in (q, opt):
+        (ours,) = _run(rt, str(path), {"x": x})
+        (theirs,) = _run(ort, str(path), {"x": x})
+        # One uint8 step of an activation can flip where onnxruntime rounds a
+        # half-step differently: bounded by a few quantization steps of y.
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=2e-2)
+        assert np.abs(ours - flt).max() < 0.1 * np.abs(flt).max()
