@@ -207,6 +207,24 @@ Status LayerNorm(InferContext& ctx) {
   return Status::OK();
 }
 
+// com.microsoft SkipLayerNormalization: output and input_skip_bias_sum like
+// input; mean and inv_std_var float with input's dims, the last one 1.
+Status SkipLayerNorm(InferContext& ctx) {
+  ONYX_RETURN_IF_ERROR(SameAsInput0(ctx));
+  if (ctx.HasOutput(3) && ctx.InputElem(0) != ElemType::kUndefined) ctx.Output(3) = ctx.Output(0);
+  for (size_t o = 1; o < 3; ++o) {
+    if (!ctx.HasOutput(o)) continue;
+    if (ctx.HasShape(0) && ctx.Rank(0) >= 1) {
+      std::vector<Dim> dims = ctx.Dims(0);
+      dims.back() = Dim::Of(1);
+      ctx.SetTensor(o, ElemType::kFloat, dims);
+    } else {
+      ctx.SetTensor(o, ElemType::kFloat);
+    }
+  }
+  return Status::OK();
+}
+
 // BatchNormalization: Y like X; training-mode extras typed like mean/var.
 Status BatchNorm(InferContext& ctx) {
   ONYX_RETURN_IF_ERROR(SameAsInput0(ctx));
@@ -246,6 +264,7 @@ void RegisterElementwiseRules(RuleMap& m) {
   m["Cast"] = Cast;
   m["CastLike"] = CastLike;
   m["LayerNormalization"] = LayerNorm;
+  m["com.microsoft:SkipLayerNormalization"] = SkipLayerNorm;
   m["BatchNormalization"] = BatchNorm;
 }
 

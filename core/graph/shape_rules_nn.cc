@@ -290,6 +290,9 @@ Status GlobalPool(InferContext& ctx) {
 void RegisterNnRules(RuleMap& m) {
   m["MatMul"] = MatMul;
   m["MatMulInteger"] = MatMulInteger;
+  // onnxruntime's quantized MatMuls with a float result.
+  for (const char* op : {"com.microsoft:MatMulIntegerToFloat", "com.microsoft:DynamicQuantizeMatMul"})
+    m[op] = [](InferContext& c) { return MatMulShape(c, ElemType::kFloat); };
   m["Gemm"] = Gemm;
   m["Conv"] = Conv;
   // onnxruntime's Conv + activation (+ sum): Conv's shapes.

@@ -1,0 +1,146 @@
+// onnxruntime's contrib activations (domain com.microsoft, version 1) that its
+// transformer optimizer writes into BERT/GPT-style models:
+//   Gelu       Y = 0.5 * X * (1 + erf(X / sqrt(2)))
+//   BiasGelu   Gelu(A + B), B a 1-D bias over A's last axis (required)
+//   FastGelu   Y = 0.5 * Z * (1 + tanh(sqrt(2/pi) * (Z + 0.044715 * Z^3))),
+//              Z = X + bias, bias optional, 1-D over X's last axis
+//   QuickGelu  Y = X * sigmoid(alpha * X), alpha default 1.702
+// float, double, float16 and bfloat16; the 16-bit floats compute in float.
+// Each thread works through its range in blocks: input plus bias widened into
+// a block of the compute type, the activation applied in place (float uses the
+// SIMD array forms of fast_math), then narrowed into Y.
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+#include "providers/cpu/common/broadcast.h"
+#include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/fast_math.h"
+#include "providers/kernel.h"
+
+namespace onyx {
+
+namespace {
+
+enum class GeluKind { kGelu, kBiasGelu, kFastGelu, kQuickGelu };
+
+constexpr int64_t kBlock = 512;
+
+// In-place activation of one block in the compute type C.
+template <typename C>
+void ActivateBlock(GeluKind kind, C alpha, C* v, int64_t n) {
+  switch (kind) {
+    case GeluKind::kGelu:
+    case GeluKind::kBiasGelu:
+      if constexpr (std::is_same<C, float>::value) {
+        fastmath::GeluArray(v, v, n);
+      } else {
+        for (int64_t i = 0; i < n; ++i) v[i] = C(0.5) * v[i] * (C(1) + std::erf(v[i] * C(0.70710678118654752440)));
+      }
+      break;
+    case GeluKind::kFastGelu: {
+      const C k = C(0.79788456080286535588);  // sqrt(2/pi)
+      C t[kBlock];
+      for (int64_t i = 0; i < n; ++i) t[i] = k * (v[i] + C(0.044715) * v[i] * v[i] * v[i]);
+      if constexpr (std::is_same<C, float>::value) {
+        fastmath::TanhArray(t, t, n);
+      } else {
+        for (int64_t i = 0; i < n; ++i) t[i] = std::tanh(t[i]);
+      }
+      for (int64_t i = 0; i < n; ++i) v[i] = C(0.5) * v[i] * (C(1) + t[i]);
+      break;
+    }
+    case GeluKind::kQuickGelu:
+      for (int64_t i = 0; i < n; ++i) {
+        // sigmoid split by sign so exp never overflows.
+        const C z = alpha * v[i];
+        const C e = fastmath::ExpOf(z >= C(0) ? -z : z);
+        const C s = z >= C(0) ? C(1) / (C(1) + e) : e / (C(1) + e);
+        v[i] *= s;
+      }
+      break;
+  }
+}
+
+template <typename T>
+void RunGelu(GeluKind kind, float alpha, const T* x, const T* bias, int64_t bias_len, T* y, int64_t n,
+             ThreadPool* pool) {
+  using C = typename CalcType<T>::type;
+  ThreadPool::For(pool, n, 4096, [&](int64_t b, int64_t e) {
+    C buf[kBlock];
+    for (int64_t s = b; s < e; s += kBlock) {
+      const int64_t len = std::min(kBlock, e - s);
+      if (bias != nullptr) {
+        int64_t j = s % bias_len;
+        for (int64_t i = 0; i < len; ++i) {
+          buf[i] = static_cast<C>(x[s + i]) + static_cast<C>(bias[j]);
+          if (++j == bias_len) j = 0;
+        }
+      } else {
+        for (int64_t i = 0; i < len; ++i) buf[i] = static_cast<C>(x[s + i]);
+      }
+      ActivateBlock<C>(kind, static_cast<C>(alpha), buf, len);
+      for (int64_t i = 0; i < len; ++i) y[s + i] = static_cast<T>(buf[i]);
+    }
+  });
+}
+
+class ContribGeluKernel final : public OpKernel {
+ public:
+  ContribGeluKernel(GeluKind kind, const char* name) : kind_(kind), name_(name) {}
+
+  Status Init(const KernelInfo& info) {
+    if (kind_ == GeluKind::kQuickGelu) alpha_ = info.AttrFloat("alpha", 1.702f);
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* X = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
+    const Tensor* B = nullptr;
+    if (kind_ == GeluKind::kBiasGelu) {
+      ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &B));
+    } else if (kind_ == GeluKind::kFastGelu && ctx.InputCount() > 1) {
+      B = ctx.Input(1);
+    }
+    const char* xname = kind_ == GeluKind::kBiasGelu ? "A" : "X";
+    const char* bname = kind_ == GeluKind::kBiasGelu ? "B" : "bias";
+    int64_t bias_len = 0;
+    if (B != nullptr) {
+      ONYX_CHECK_ARG(B->type() == X->type(), name_, ": input 1 (", bname, ") has type ", ElemTypeName(B->type()),
+                     " but input 0 (", xname, ") has type ", ElemTypeName(X->type()));
+      ONYX_CHECK_ARG(X->rank() >= 1, name_, ": input 0 (", xname, ") must have rank >= 1 to take a bias, got a scalar");
+      const int64_t last = X->dims().back();
+      ONYX_CHECK_ARG(B->rank() == 1 && B->dims()[0] == last, name_, ": input 1 (", bname, ") of shape ",
+                     ShapeToString(B->dims()), " must be 1-D of length ", last, ", the last dimension of input 0 (",
+                     xname, ") ", ShapeToString(X->dims()));
+      bias_len = last;
+    }
+    return DispatchOver(FloatOrHalfTypeSet{}, X->type(), name_, [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      Tensor* Y = ctx.Output(0, X->dims(), X->type());
+      if (Y == nullptr || X->size() == 0) return Status::OK();
+      RunGelu<T>(kind_, alpha_, X->data<T>(), B != nullptr ? B->data<T>() : nullptr, bias_len, Y->data<T>(),
+                 X->size(), ctx.threads());
+      return Status::OK();
+    });
+  }
+
+ private:
+  GeluKind kind_;
+  const char* name_;
+  float alpha_ = 1.702f;
+};
+
+}  // namespace
+
+ONYX_REGISTER_KERNEL(ContribGeluKernel, "com.microsoft", "Gelu", 1, kMaxVersion, FloatOrHalfTypes(), GeluKind::kGelu,
+                     "Gelu");
+ONYX_REGISTER_KERNEL(ContribGeluKernel, "com.microsoft", "BiasGelu", 1, kMaxVersion, FloatOrHalfTypes(),
+                     GeluKind::kBiasGelu, "BiasGelu");
+ONYX_REGISTER_KERNEL(ContribGeluKernel, "com.microsoft", "FastGelu", 1, kMaxVersion, FloatOrHalfTypes(),
+                     GeluKind::kFastGelu, "FastGelu");
+ONYX_REGISTER_KERNEL(ContribGeluKernel, "com.microsoft", "QuickGelu", 1, kMaxVersion, FloatOrHalfTypes(),
+                     GeluKind::kQuickGelu, "QuickGelu");
+
+}  // namespace onyx
