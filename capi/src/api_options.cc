@@ -1,4 +1,6 @@
 #include <cstring>
+#include <map>
+#include <string>
 
 #include "capi/src/api_table.h"
 #include "capi/src/handles.h"
@@ -7,6 +9,13 @@
 namespace onyx {
 namespace capi {
 namespace {
+
+// The value stored under `key` in a session's or a run's config entries, or
+// null; it lives as long as the options object.
+const char* ConfigValue(const std::map<std::string, std::string>& config, const char* key) {
+  auto it = config.find(key);
+  return it == config.end() ? nullptr : it->second.c_str();
+}
 
 OnyxStatus* SessionOptionsCreate(OnyxSessionOptions** out) {
   API_BEGIN
@@ -83,8 +92,7 @@ OnyxStatus* SessionOptionsGetConfigEntry(const OnyxSessionOptions* options, cons
   API_CHECK_NOT_NULL(options);
   API_CHECK_NOT_NULL(key);
   API_CHECK_NOT_NULL(out);
-  auto it = options->options.config.find(key);
-  *out = it == options->options.config.end() ? nullptr : it->second.c_str();
+  *out = ConfigValue(options->options.config, key);
   API_END
 }
 OnyxStatus* SessionOptionsAppendProvider(OnyxSessionOptions* options, const char* provider_name,
@@ -186,8 +194,7 @@ OnyxStatus* RunOptionsGetConfigEntry(const OnyxRunOptions* options, const char* 
   API_CHECK_NOT_NULL(options);
   API_CHECK_NOT_NULL(key);
   API_CHECK_NOT_NULL(out);
-  auto it = options->options.config.find(key);
-  *out = it == options->options.config.end() ? nullptr : it->second.c_str();
+  *out = ConfigValue(options->options.config, key);
   API_END
 }
 
