@@ -495,36 +495,15 @@ class InferenceSession:
 
     def _run(self, output_names, input_feed, run_options):
         """Validates the arguments, runs, and returns (output names, owned output values)."""
-        feed_names = list(input_feed.keys())
-        missing = [i.name for i in self._inputs_meta if i.name not in input_feed]
-        if missing:
-            raise ValueError(f"Required inputs ({missing}) are missing from input feed ({feed_names}).")
-        if isinstance(output_names, (str, bytes)):
-            raise TypeError("output_names must be a list of str, not %s" % type(output_names).__name__)
-        if not output_names:
-            output_names = [o.name for o in self._outputs_meta]
-        output_names = list(output_names)
-        if run_options is not None and not isinstance(run_options, RunOptions):
-            raise TypeError("run_options must be an onyxruntime.RunOptions, got %r" % type(run_options))
-
-        keep = []  # pinned buffers, arrays and OrtValues that must outlive the C call
-        values = []
-        for name in feed_names:
-            values.append(_values.input_value(name, input_feed[name], self._feed_types.get(name, 0), keep,
-                                              self._feed_decl.get(name)))
-        in_names, keep_in = cstring_array(feed_names)
-        in_values = ffi.new("OnyxValue*[]", max(1, len(values)))
-        for i, v in enumerate(values):
-            in_values[i] = v
-        out_names, keep_out = cstring_array(output_names)
+        output_names, in_names, in_values, out_names, keep = self._prepare_run(output_names, input_feed, run_options)
         n_out = len(output_names)
         outputs = ffi.new("OnyxValue*[]", max(1, n_out))
         ro = run_options._handle if run_options is not None else ffi.NULL
-        check(api.SessionRun(self._sess, ro, in_names, ffi.cast("const OnyxValue* const*", in_values), len(values),
-                             out_names, n_out, outputs))
+        check(api.SessionRun(self._sess, ro, in_names, ffi.cast("const OnyxValue* const*", in_values),
+                             len(keep.values), out_names, n_out, outputs))
         # Own every output before converting any, so a conversion error cannot leak.
         owned = [ffi.gc(outputs[i], api.ValueRelease) for i in range(n_out)]
-        del keep, keep_in, keep_out
+        del keep  # pinned buffers, arrays and OrtValues that had to outlive the C call
         return output_names, owned
 
     def io_binding(self):
