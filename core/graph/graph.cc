@@ -5,6 +5,14 @@
 
 namespace onyx {
 
+void Graph::Warn(std::string message) {
+  Graph* root = this;
+  while (root->parent != nullptr) root = const_cast<Graph*>(root->parent);
+  for (const auto& w : root->warnings)
+    if (w == message) return;
+  root->warnings.push_back(std::move(message));
+}
+
 bool Graph::LocalType(const std::string& name, TypeInfo* out) const {
   auto init = initializers.find(name);
   const Tensor* t = init != initializers.end() && init->second ? init->second.get() : nullptr;

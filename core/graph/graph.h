@@ -114,6 +114,11 @@ class Graph {
   std::vector<ValueInfo> outputs;
   std::unordered_map<std::string, std::shared_ptr<Tensor>> initializers;
   std::unordered_map<std::string, TypeInfo> value_types;  // declared value_info + inferred
+  // What loading let pass but a user should hear of (a declared shape our
+  // inference disproves, ...): kept on the root graph, each once, for the
+  // session to log as warnings (this layer has no logger).
+  std::vector<std::string> warnings;
+  void Warn(std::string message);
   const Graph* parent = nullptr;
 
   bool IsInitializer(const std::string& n) const { return initializers.count(n) != 0; }

@@ -423,6 +423,12 @@ Status InferScan(InferContext& ctx) {
   return Status::OK();
 }
 
+// A type with its shape, for messages: "tensor(float) [2,3]".
+std::string TypeText(const TypeInfo& t) {
+  if (t.kind != TypeInfo::Kind::kTensor || !t.has_shape) return t.ToString();
+  return StrCat(t.ToString(), " ", DimsString(t.dims));
+}
+
 Status InferNode(Graph& g, GraphState& state, const Node& node) {
   InferContext ctx(g, state, node);
   Status st;
@@ -457,6 +463,8 @@ Status InferNode(Graph& g, GraphState& state, const Node& node) {
       // onnxruntime runs: keep the declaration rather than refuse the model.
       if (from_schema) {
         declared = before;
+        g.Warn(StrCat(node.Describe(), ": output '", name, "' is declared ", TypeText(before),
+                      " but ONNX's inference gives ", TypeText(ctx.outputs[i]), "; the declaration is kept"));
         continue;
       }
       // Exporters also declare wrong shapes that our own rules disprove (ddddocr's
@@ -470,6 +478,8 @@ Status InferNode(Graph& g, GraphState& state, const Node& node) {
         declared = JoinTypes(ctx.outputs[i], before);
         if (declared.elem == ElemType::kUndefined)
           declared.elem = before.elem != ElemType::kUndefined ? before.elem : ctx.outputs[i].elem;
+        g.Warn(StrCat(node.Describe(), ": output '", name, "' is declared ", TypeText(before), " but inferred ",
+                      TypeText(ctx.outputs[i]), "; only what both agree on is kept (", TypeText(declared), ")"));
         continue;
       }
       return ctx.Fail(StrCat("output '", name, "': inferred ", why, " (input shapes ", ctx.InputShapes(), ")"));

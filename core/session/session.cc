@@ -248,6 +248,9 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   ONYX_RETURN_IF_ERROR(ExpandFunctions(model_, has_kernel, &expanded));
   if (expanded > 0) logger_->Logf(Severity::kInfo, "expanded ", expanded, " function node(s) into their ONNX bodies");
   ONYX_RETURN_IF_ERROR(CheckInputTypesAgainstSchemas(*model_.graph));
+  // What the model bends and we run anyway (as onnxruntime does) is said once.
+  for (const auto& w : model_.graph->warnings) logger_->Log(Severity::kWarning, w);
+  model_.graph->warnings.clear();
   // onnxruntime's config key: a comma-separated list of transformer names.
   std::vector<std::string> disabled;
   auto dis = options.config.find("optimization.disable_specified_optimizers");

@@ -180,3 +180,19 @@ def test_backend_is_compatible_reads_kernels_and_function_bodies():
                      extra_opsets=[("x.y", 1)])
     assert not b.OnyxRuntimeBackend.is_compatible(unknown)
     assert not b.OnyxRuntimeBackend.is_compatible(fn, device="CUDA")
+
+
+def test_a_declared_shape_inference_disproves_runs_with_a_warning(capfd):
+    # An exporter declared Reshape's [3, 2] result as [2, 3]: onnxruntime runs
+    # such models, so do we, and the log says what was overridden.
+    g = helper.make_graph([helper.make_node("Reshape", ["x", "s"], ["y"], name="r")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor("s", TensorProto.INT64, [2], [3, 2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    sess = rt.InferenceSession(m.SerializeToString())
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(sess.run(None, {"x": x})[0], x.reshape(3, 2))
+    err = capfd.readouterr().err
+    assert "node 'r' (Reshape): output 'y' is declared tensor(float) [2,3] but inferred tensor(float) [3,2]" in err, err
+    assert "[W:onyxruntime" in err, err
