@@ -1,11 +1,14 @@
 // Shape rules: MatMul/Gemm and the convolution/pooling family.
+#include <utility>
+
 #include "core/graph/shape_inference.h"
 
 namespace onyx {
 namespace shape_inference {
 namespace {
 
-Status MatMulShape(InferContext& ctx, ElemType out_elem) {
+// `trans_a`/`trans_b` swap an operand's last two dims first (FusedMatMul).
+Status MatMulShape(InferContext& ctx, ElemType out_elem, bool trans_a = false, bool trans_b = false) {
   if (!ctx.HasShape(0) || !ctx.HasShape(1)) {
     ctx.SetTensor(0, out_elem);
     return Status::OK();
@@ -13,6 +16,8 @@ Status MatMulShape(InferContext& ctx, ElemType out_elem) {
   std::vector<Dim> a = ctx.Dims(0), b = ctx.Dims(1);
   if (a.empty() || b.empty())
     return ctx.Fail(StrCat("inputs must have rank >= 1, got input shapes ", ctx.InputShapes()));
+  if (trans_a && a.size() >= 2) std::swap(a[a.size() - 1], a[a.size() - 2]);
+  if (trans_b && b.size() >= 2) std::swap(b[b.size() - 1], b[b.size() - 2]);
   bool a_vec = a.size() == 1, b_vec = b.size() == 1;
   if (a_vec) a.insert(a.begin(), Dim::Of(1));
   if (b_vec) b.push_back(Dim::Of(1));
@@ -293,6 +298,12 @@ void RegisterNnRules(RuleMap& m) {
   // onnxruntime's quantized MatMuls with a float result.
   for (const char* op : {"com.microsoft:MatMulIntegerToFloat", "com.microsoft:DynamicQuantizeMatMul"})
     m[op] = [](InferContext& c) { return MatMulShape(c, ElemType::kFloat); };
+  // onnxruntime's transformer optimizer: alpha * op(A) x op(B).
+  m["com.microsoft:FusedMatMul"] = [](InferContext& c) {
+    ElemType e = c.InputElem(0) != ElemType::kUndefined ? c.InputElem(0) : c.InputElem(1);
+    if (e == ElemType::kUndefined) return Status::OK();
+    return MatMulShape(c, e, c.node().AttrInt("transA", 0) != 0, c.node().AttrInt("transB", 0) != 0);
+  };
   m["Gemm"] = Gemm;
   m["Conv"] = Conv;
   // onnxruntime's Conv + activation (+ sum): Conv's shapes.

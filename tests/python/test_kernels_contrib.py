@@ -346,3 +346,54 @@ def test_quantize_dynamic_mlp_saved_by_onnxruntime_optimizer(tmp_path):
         # half-step differently: bounded by a few quantization steps of y.
         np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=2e-2)
         assert np.abs(ours - flt).max() < 0.1 * np.abs(flt).max()
+
+
+# ---------------------------------------------------------------------------
+# FusedMatMul: alpha * op(A) x op(B), op swapping the last two dims.
+
+def _np_fused(a, b, alpha, ta, tb):
+    if ta and a.ndim >= 2:
+        a = np.swapaxes(a, -1, -2)
+    if tb and b.ndim >= 2:
+        b = np.swapaxes(b, -1, -2)
+    return alpha * np.matmul(a.astype(np.float64), b.astype(np.float64))
+
+
+@pytest.mark.parametrize("a_shape,b_shape,ta,tb", [
+    ((3, 4), (4, 5), 0, 0), ((4, 3), (4, 5), 1, 0), ((3, 4), (5, 4), 0, 1), ((4, 3), (5, 4), 1, 1),
+    ((2, 6, 3, 4), (2, 6, 5, 4), 0, 1),  # attention scores Q x K^T
+    ((2, 1, 4, 3), (6, 4, 5), 1, 0),     # broadcast batch dims
+    ((4,), (5, 4), 0, 1),                # 1-D A: transA has nothing to swap
+])
+@pytest.mark.parametrize("alpha", [1.0, 0.125])
+def test_fused_matmul_matches_onnxruntime(a_shape, b_shape, ta, tb, alpha):
+    rng = np.random.default_rng(3)
+    feeds = {"A": rng.standard_normal(a_shape).astype(np.float32), "B": rng.standard_normal(b_shape).astype(np.float32)}
+    model, f = _model("FusedMatMul", ["A", "B"], feeds, alpha=alpha, transA=ta, transB=tb)
+    (got,) = _run(rt, model, f)
+    want = _np_fused(feeds["A"], feeds["B"], alpha, ta, tb)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)  # float32 GEMM against a double product
+    (ort_y,) = _run(ort, model, f)
+    assert got.shape == ort_y.shape
+    np.testing.assert_allclose(got, ort_y, rtol=1e-5, atol=1e-5)
+
+
+def test_fused_matmul_float16_through_float():
+    rng = np.random.default_rng(4)
+    feeds = {"A": rng.standard_normal((2, 3, 8)).astype(np.float16), "B": rng.standard_normal((2, 5, 8)).astype(np.float16)}
+    model, f = _model("FusedMatMul", ["A", "B"], feeds, alpha=0.5, transB=1)
+    (got,) = _run(rt, model, f)
+    assert got.dtype == np.float16
+    want = _np_fused(feeds["A"], feeds["B"], 0.5, 0, 1)
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3, atol=2e-3)  # one float16 rounding
+
+
+def test_fused_matmul_bad_inputs_name_the_node():
+    feeds = {"A": np.zeros((3, 4), np.float32), "B": np.zeros((3, 5), np.float32)}
+    model, f = _model("FusedMatMul", ["A", "B"], feeds, transA=0)
+    msg = _err(model, f)
+    assert "cnode" in msg and "FusedMatMul" in msg, msg
+    model, f = _model("FusedMatMul", ["A", "B"], {"A": np.zeros((2, 3, 4), np.float32),
+                                                  "B": np.zeros((2, 4, 5), np.float32)}, transBatchA=1)
+    msg = _err(model, f)
+    assert "transBatchA" in msg and "cnode" in msg, msg

@@ -1,6 +1,8 @@
 // MatMul with numpy semantics: 1-D operands are promoted (and the added dim
 // dropped again), leading "batch" dims broadcast against each other.
 #include <algorithm>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
@@ -100,7 +102,7 @@ Status PlanMatMul(const Dims& ad, const Dims& bd, BatchPlan* p) {
   return Status::OK();
 }
 
-class MatMulKernel final : public OpKernel {
+class MatMulKernel : public OpKernel {
  public:
   Status Init(const KernelInfo&) { return Status::OK(); }
 
@@ -121,20 +123,21 @@ class MatMulKernel final : public OpKernel {
     return Multiply(ctx, *a, *b, p, y);
   }
 
- private:
+ protected:
   // 16-bit floats: widened to float, multiplied with float accumulation (as
   // onnxruntime's CPU kernels do), rounded once on the way back.
   template <typename H>
   static Status ComputeThroughFloat(KernelContext& ctx, const Tensor& a, const Tensor& b, const BatchPlan& p,
-                                    Tensor* y) {
+                                    Tensor* y, double alpha = 1.0) {
     Tensor af = WidenToFloat<H>(a), bf = WidenToFloat<H>(b);
     Tensor yf(ElemType::kFloat, y->dims());
-    ONYX_RETURN_IF_ERROR(Multiply(ctx, af, bf, p, &yf));
+    ONYX_RETURN_IF_ERROR(Multiply(ctx, af, bf, p, &yf, alpha));
     NarrowFromFloat<H>(yf, y);
     return Status::OK();
   }
 
-  static Status Multiply(KernelContext& ctx, const Tensor& a_in, const Tensor& b_in, const BatchPlan& p, Tensor* y) {
+  static Status Multiply(KernelContext& ctx, const Tensor& a_in, const Tensor& b_in, const BatchPlan& p, Tensor* y,
+                         double alpha = 1.0) {
     const Tensor* a = &a_in;
     const Tensor* b = &b_in;
     return DispatchNumeric(a->type(), "MatMul", [&](auto tag) -> Status {
@@ -143,13 +146,14 @@ class MatMulKernel final : public OpKernel {
       const T* bv = b->data<T>();
       T* yv = y->data<T>();
       const int64_t M = p.M, N = p.N, K = p.K;
+      const T scale = static_cast<T>(alpha);
       if (p.fold_a) {
-        BlasGemm<T>(false, false, p.batches * M, N, K, T(1), av, K, bv, N, T(0), yv, N);
+        BlasGemm<T>(false, false, p.batches * M, N, K, scale, av, K, bv, N, T(0), yv, N);
         return Status::OK();
       }
       auto run = [&](int64_t begin, int64_t end) {
         for (int64_t n = begin; n < end; ++n)
-          BlasGemm<T>(false, false, M, N, K, T(1), av + p.a_index[n] * M * K, K, bv + p.b_index[n] * K * N, N, T(0),
+          BlasGemm<T>(false, false, M, N, K, scale, av + p.a_index[n] * M * K, K, bv + p.b_index[n] * K * N, N, T(0),
                       yv + n * M * N, N);
       };
       // Small GEMMs (attention heads) are single-threaded inside OpenBLAS, so
@@ -166,8 +170,70 @@ class MatMulKernel final : public OpKernel {
   }
 };
 
+// A copy of `t` with its last two dims swapped (a no-op view for rank < 2).
+template <typename T>
+Tensor SwapLastTwo(const Tensor& t) {
+  Dims d = t.dims();
+  const size_t r = d.size();
+  std::swap(d[r - 1], d[r - 2]);
+  Tensor out(t.type(), d);
+  const int64_t rows = t.dims()[r - 2], cols = t.dims()[r - 1], mats = rows * cols == 0 ? 0 : t.size() / (rows * cols);
+  const T* src = t.data<T>();
+  T* dst = out.data<T>();
+  for (int64_t m = 0; m < mats; ++m)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) dst[m * rows * cols + j * rows + i] = src[m * rows * cols + i * cols + j];
+  return out;
+}
+
+// com.microsoft FusedMatMul (onnxruntime's transformer optimizer folds a
+// Transpose and a scaling into MatMul): Y = alpha * op(A) x op(B), op a swap
+// of the last two dims when transA/transB is set; MatMul's broadcasting.
+class FusedMatMulKernel final : public MatMulKernel {
+ public:
+  Status Init(const KernelInfo& info) {
+    node_ = info.node().Describe();
+    alpha_ = info.AttrFloat("alpha", 1.f);
+    trans_a_ = info.AttrInt("transA", 0) != 0;
+    trans_b_ = info.AttrInt("transB", 0) != 0;
+    for (const char* a : {"transBatchA", "transBatchB"})
+      ONYX_CHECK(info.AttrInt(a, 0) == 0, ErrorCode::kNotImplemented, node_, ": attribute ", a,
+                 "=1 (moving the batch dims into the matrix) is not supported");
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* a = nullptr;
+    const Tensor* b = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &a));
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &b));
+    ONYX_CHECK_ARG(a->type() == b->type(), node_, ": inputs A (", ElemTypeName(a->type()), ") and B (",
+                   ElemTypeName(b->type()), ") must have the same element type");
+    return DispatchOver(TypeSet<float, double, Float16, BFloat16>{}, a->type(), "FusedMatMul", [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      Tensor at, bt;
+      if (trans_a_ && a->rank() >= 2) a = &(at = SwapLastTwo<T>(*a));
+      if (trans_b_ && b->rank() >= 2) b = &(bt = SwapLastTwo<T>(*b));
+      BatchPlan p;
+      ONYX_RETURN_IF_ERROR(PlanMatMul(a->dims(), b->dims(), &p));
+      Tensor* y = ctx.Output(0, p.out_dims, a->type());
+      if (y == nullptr || y->size() == 0) return Status::OK();
+      if (a->type() == ElemType::kFloat16) return ComputeThroughFloat<Float16>(ctx, *a, *b, p, y, alpha_);
+      if (a->type() == ElemType::kBFloat16) return ComputeThroughFloat<BFloat16>(ctx, *a, *b, p, y, alpha_);
+      return Multiply(ctx, *a, *b, p, y, alpha_);
+    });
+  }
+
+ private:
+  std::string node_;
+  float alpha_ = 1.f;
+  bool trans_a_ = false, trans_b_ = false;
+};
+
 }  // namespace
 
+ONYX_REGISTER_KERNEL(FusedMatMulKernel, "com.microsoft", "FusedMatMul", 1, kMaxVersion,
+                     {ElemType::kFloat, ElemType::kDouble, ElemType::kFloat16, ElemType::kBFloat16});
 ONYX_REGISTER_KERNEL(MatMulKernel, "", "MatMul", 1, kMaxVersion,
                      {ElemType::kFloat, ElemType::kDouble, ElemType::kInt32, ElemType::kInt64, ElemType::kUint32,
                       ElemType::kUint64, ElemType::kFloat16, ElemType::kBFloat16});
