@@ -13,21 +13,6 @@ namespace {
 // is a function that calls itself.
 constexpr int kMaxRounds = 32;
 
-void CollectNames(const Graph& g, std::unordered_set<std::string>* names) {
-  for (const auto& vi : g.inputs) names->insert(vi.name);
-  for (const auto& vi : g.outputs) names->insert(vi.name);
-  for (const auto& kv : g.initializers) names->insert(kv.first);
-  for (const auto& kv : g.value_types) names->insert(kv.first);
-  for (const Node& n : g.nodes) {
-    names->insert(n.name);
-    for (const auto& i : n.inputs) names->insert(i);
-    for (const auto& o : n.outputs) names->insert(o);
-    for (const auto& kv : n.attrs) {
-      if (kv.second.g) CollectNames(*kv.second.g, names);
-      for (const auto& sg : kv.second.graphs) CollectNames(*sg, names);
-    }
-  }
-}
 
 struct Expander {
   const Model& model;
@@ -73,6 +58,22 @@ struct Expander {
 };
 
 }  // namespace
+
+void CollectNames(const Graph& g, std::unordered_set<std::string>* names) {
+  for (const auto& vi : g.inputs) names->insert(vi.name);
+  for (const auto& vi : g.outputs) names->insert(vi.name);
+  for (const auto& kv : g.initializers) names->insert(kv.first);
+  for (const auto& kv : g.value_types) names->insert(kv.first);
+  for (const Node& n : g.nodes) {
+    names->insert(n.name);
+    for (const auto& i : n.inputs) names->insert(i);
+    for (const auto& o : n.outputs) names->insert(o);
+    for (const auto& kv : n.attrs) {
+      if (kv.second.g) CollectNames(*kv.second.g, names);
+      for (const auto& sg : kv.second.graphs) CollectNames(*sg, names);
+    }
+  }
+}
 
 std::vector<TypeInfo> NodeInputTypes(const Graph& graph, const Node& node) {
   std::vector<TypeInfo> types(node.inputs.size());

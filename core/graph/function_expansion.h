@@ -2,6 +2,8 @@
 #pragma once
 
 #include <functional>
+#include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/graph/graph.h"
@@ -24,6 +26,10 @@ Status ExpandFunctions(Model& model, const KernelQuery& has_kernel, int* expande
 // type constraints, subgraphs included: INVALID_GRAPH naming node, op, domain,
 // opset, input and the allowed types.
 Status CheckInputTypesAgainstSchemas(const Graph& graph);
+
+// Adds every name `g` uses (values, nodes, its subgraphs' names) to `names`:
+// what a rewrite must not reuse for the values it adds.
+void CollectNames(const Graph& g, std::unordered_set<std::string>* names);
 
 // The input types of `node` in `graph` (outer scopes included).
 std::vector<TypeInfo> NodeInputTypes(const Graph& graph, const Node& node);

@@ -4,6 +4,7 @@
 #include <memory>
 #include <tuple>
 
+#include "core/graph/gradient_expansion.h"
 #include "providers/provider.h"
 
 namespace onyx {
@@ -20,6 +21,10 @@ Status SupportedOperators(const std::string& name, std::vector<SupportedOperator
   out->clear();
   for (const KernelDef* def : provider->Kernels().Defs())
     out->push_back({def->domain, def->op_type, def->since_version, def->end_version});
+  // Every session rewrites these into ordinary operators before partitioning,
+  // so whatever provider runs the rest runs them.
+  for (const RewrittenOperator& op : GraphRewrittenOperators())
+    out->push_back({op.domain, op.op_type, op.since_version, op.end_version});
   std::sort(out->begin(), out->end(), [](const SupportedOperator& a, const SupportedOperator& b) {
     return std::tie(a.domain, a.op_type, a.since_version) < std::tie(b.domain, b.op_type, b.since_version);
   });

@@ -23,7 +23,8 @@ struct SupportedOperator {
   int since_version;
   int end_version;  // inclusive
 };
-// One entry per kernel definition of provider `name`, read from its registry,
+// One entry per kernel definition of provider `name`, read from its registry
+// (plus the operators every session rewrites into others: Gradient),
 // ordered by (domain, op_type, since_version). INVALID_ARGUMENT as
 // CheckProviderName when the provider is not available.
 Status SupportedOperators(const std::string& name, std::vector<SupportedOperator>* out);

@@ -10,6 +10,7 @@
 
 #include "core/framework/logging.h"
 #include "core/graph/function_expansion.h"
+#include "core/graph/gradient_expansion.h"
 #include "core/graph/shape_inference.h"
 #include "core/optimizer/optimizer.h"
 #include "core/session/execution_plan.h"
@@ -228,6 +229,10 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   }
   // Types and shapes first, so kernel lookup and error messages see them.
   ONYX_RETURN_IF_ERROR(InferTypesAndShapes(*model_.graph));
+  // Gradient nodes become their backward pass, in ordinary operators.
+  int gradients = 0;
+  ONYX_RETURN_IF_ERROR(ExpandGradients(model_, &gradients));
+  if (gradients > 0) logger_->Logf(Severity::kInfo, "expanded ", gradients, " Gradient node(s) into their backward pass");
   // Operators no provider implements but ONNX defines as functions run as
   // their bodies; a hand-written kernel, where one exists, wins, unless the
   // session asks for the bodies ("session.expand_function_ops" = "1": the
