@@ -32,6 +32,12 @@ run_suite "Header compiles alone (C, C++)" bash -c "'$BUILD/header_test_c' && '$
 run_suite "ABI check" "$PY" "$ROOT/abi_checks/check_abi.py" "$BUILD/libonyxruntime.so"
 run_suite "Java binding (JNA, JUnit)" bash "$ROOT/bindings/java/run_tests.sh" "$BUILD"
 run_suite "pytest (API, models, optimizer, ONNX node conformance, real models)" "$PY" -m pytest "$ROOT/tests/python" "$ROOT/tests/conformance" "$ROOT/tests/realmodels" -q -p no:cacheprovider
+# The same suites on the AVX2 path (ONYX_CPU_ISA caps our kernels; OpenBLAS
+# reads OPENBLAS_CORETYPE when it loads), so an AVX-512 machine tests both.
+run_suite "GoogleTest on the AVX2 path (ONYX_CPU_ISA=avx2)" env ONYX_CPU_ISA=avx2 OPENBLAS_CORETYPE=Haswell \
+  "$BUILD/onyx_unit_tests" --gtest_brief=1
+run_suite "pytest on the AVX2 path (ONYX_CPU_ISA=avx2)" env ONYX_CPU_ISA=avx2 OPENBLAS_CORETYPE=Haswell \
+  "$PY" -m pytest "$ROOT/tests/python" "$ROOT/tests/conformance" "$ROOT/tests/realmodels" -q -p no:cacheprovider
 
 echo
 echo "=== summary"

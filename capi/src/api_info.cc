@@ -215,7 +215,10 @@ OnyxStatus* ProviderGetSupportedOperator(const char* provider, size_t index, con
 
 const char* GetVersionString() { return ONYX_VERSION; }
 const char* GetBuildInfoString() {
-  return "Onyx Runtime " ONYX_VERSION " (" ONYX_BUILD_INFO ", BLAS=OpenBLAS, providers=CPU)";
+  // The CPU path is chosen at load (and by ONYX_CPU_ISA), so the text is built once, then.
+  static const std::string info = StrCat("Onyx Runtime " ONYX_VERSION " (" ONYX_BUILD_INFO ", BLAS=OpenBLAS, cpu path=",
+                                         CpuPathDescription(), ", providers=CPU)");
+  return info.c_str();
 }
 
 }  // namespace

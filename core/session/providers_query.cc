@@ -5,6 +5,8 @@
 #include <tuple>
 
 #include "core/graph/gradient_expansion.h"
+#include "providers/cpu/common/fast_math.h"
+#include "providers/cpu/math/blas.h"
 #include "providers/provider.h"
 
 namespace onyx {
@@ -14,6 +16,13 @@ const std::vector<std::string>& AvailableProviderNames() { return AvailableProvi
 const std::vector<std::string>& AllProviderNames() { return AllProviders(); }
 
 Status CheckProviderName(const std::string& name) { return CheckProviderAvailable(name); }
+
+std::string CpuPathDescription() { return CpuCodePath(); }
+
+Status CheckCpuIsaRequest() {
+  const std::string why = fastmath::IsaRequestError();
+  return why.empty() ? Status::OK() : MakeError(ErrorCode::kInvalidArgument, why);
+}
 
 Status SupportedOperators(const std::string& name, std::vector<SupportedOperator>* out) {
   std::unique_ptr<ExecutionProvider> provider;

@@ -17,6 +17,12 @@ const std::vector<std::string>& AllProviderNames();
 // (unknown, or not available in this build) otherwise. Builds nothing.
 Status CheckProviderName(const std::string& name);
 
+// The CPU kernels' SIMD path, as "avx512 (OpenBLAS SkylakeX)".
+std::string CpuPathDescription();
+// INVALID_ARGUMENT when the ONYX_CPU_ISA environment variable names no path
+// (avx512, avx2, baseline); sessions refuse to start then.
+Status CheckCpuIsaRequest();
+
 struct SupportedOperator {
   std::string domain;  // "" = ai.onnx
   std::string op_type;

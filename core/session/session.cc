@@ -11,6 +11,7 @@
 #include "core/framework/logging.h"
 #include "core/graph/function_expansion.h"
 #include "core/graph/gradient_expansion.h"
+#include "core/session/providers_query.h"
 #include "core/graph/shape_inference.h"
 #include "core/optimizer/optimizer.h"
 #include "core/session/execution_plan.h"
@@ -197,6 +198,7 @@ void Session::ApplyFreeDimensionOverrides(const SessionOptions& options) {
 }
 
 Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_point load_start) {
+  ONYX_RETURN_IF_ERROR(CheckCpuIsaRequest());
   options_ = options;
   logger_ = std::make_unique<Logger>(options.log_id, options.log_severity, options.log_verbosity);
   if (options.enable_profiling) profiler_.Start(options.profile_file_prefix, load_start);

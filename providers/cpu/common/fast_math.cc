@@ -6,8 +6,10 @@
 #include "providers/cpu/common/fast_math.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
+#include <string>
 
 namespace onyx {
 namespace fastmath {
@@ -138,7 +140,7 @@ ONYX_DEFINE_ISA(Avx2, ONYX_AVX2, F8, I8)
 ONYX_DEFINE_ISA(Avx512, ONYX_AVX512, F16, I16)
 #endif
 
-Isa DetectIsa() {
+Isa HardwareIsa() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
@@ -147,6 +149,37 @@ Isa DetectIsa() {
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
 #endif
   return Isa::kBaseline;
+}
+
+// ONYX_CPU_ISA, read once: the path a user (or CI, to test a narrower path
+// on a wider machine) asks for. `valid` is false for a value we do not know.
+struct IsaRequest {
+  bool set = false, valid = true;
+  Isa isa = Isa::kAvx512;
+  std::string text;
+};
+
+const IsaRequest& Requested() {
+  static const IsaRequest req = [] {
+    IsaRequest r;
+    const char* env = std::getenv("ONYX_CPU_ISA");
+    if (env == nullptr || *env == '\0') return r;
+    r.set = true;
+    r.text = env;
+    if (r.text == "avx512") r.isa = Isa::kAvx512;
+    else if (r.text == "avx2") r.isa = Isa::kAvx2;
+    else if (r.text == "baseline") r.isa = Isa::kBaseline;
+    else r.valid = false;
+    return r;
+  }();
+  return req;
+}
+
+Isa DetectIsa() {
+  const Isa hw = HardwareIsa();
+  const IsaRequest& req = Requested();
+  if (!req.set || !req.valid) return hw;
+  return static_cast<int>(req.isa) < static_cast<int>(hw) ? req.isa : hw;
 }
 
 const Table* TableFor(Isa isa) {
@@ -169,6 +202,20 @@ const Table& T() { return *Active().load(std::memory_order_relaxed); }
 Isa BestIsa() {
   static const Isa best = DetectIsa();
   return best;
+}
+
+const char* IsaName(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512: return "avx512";
+    case Isa::kAvx2: return "avx2";
+    default: return "baseline";
+  }
+}
+
+std::string IsaRequestError() {
+  const IsaRequest& req = Requested();
+  if (req.valid) return "";
+  return "environment variable ONYX_CPU_ISA='" + req.text + "' is not a code path: expected avx512, avx2 or baseline";
 }
 
 Isa SetIsaForTesting(Isa isa) {

@@ -7,6 +7,8 @@
 // only; double keeps libm.
 #pragma once
 
+#include <string>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -135,7 +137,16 @@ float MaxArray(const float* x, int64_t n);
 
 // Which instruction set the array forms use; tests force each one.
 enum class Isa { kBaseline = 0, kAvx2 = 1, kAvx512 = 2 };
+// The widest path the CPU runs, capped by the environment variable
+// ONYX_CPU_ISA (avx512, avx2 or baseline), read once: one machine can run,
+// and CI test, every path narrower than its own. OpenBLAS reads its own
+// OPENBLAS_CORETYPE (Haswell for AVX2) once, when it loads: set both.
 Isa BestIsa();
+// "avx512", "avx2", "baseline".
+const char* IsaName(Isa isa);
+// Empty, or what is wrong with ONYX_CPU_ISA (an unknown value is ignored by
+// the kernels; sessions refuse to start with this message).
+std::string IsaRequestError();
 // Forces the array forms to `isa` (capped at BestIsa()); returns the one in use.
 Isa SetIsaForTesting(Isa isa);
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 namespace onyx {
@@ -16,6 +17,10 @@ namespace onyx {
 // Below it, a kernel may run several GEMMs in parallel on its own pool without
 // the two thread pools competing for the cores.
 constexpr double kBlasSingleThreadWork = 65536.0 * 4;
+
+// The SIMD path the CPU kernels run ("avx512 (OpenBLAS SkylakeX)"): our own
+// array kernels' instruction set and OpenBLAS's kernel family (math/gemm.cc).
+std::string CpuCodePath();
 
 // BLAS takes int dimensions (OpenBLAS is built without INTERFACE64).
 inline bool FitsBlasInt(int64_t v) { return v >= 0 && v <= INT_MAX; }

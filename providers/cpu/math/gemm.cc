@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/fast_math.h"
 #include "providers/cpu/common/half_float.h"
 #include "providers/cpu/math/blas.h"
 #include "providers/kernel.h"
@@ -141,5 +142,11 @@ class GemmKernel final : public OpKernel {
 ONYX_REGISTER_KERNEL(GemmKernel, "", "Gemm", 1, kMaxVersion,
                      {ElemType::kFloat, ElemType::kDouble, ElemType::kInt32, ElemType::kInt64, ElemType::kUint32,
                       ElemType::kUint64, ElemType::kFloat16, ElemType::kBFloat16});
+
+std::string CpuCodePath() {
+  (void)kBlasKernelsSelected;  // the selection above has run
+  const char* core = openblas_get_corename();
+  return std::string(fastmath::IsaName(fastmath::BestIsa())) + " (OpenBLAS " + (core ? core : "unknown") + ")";
+}
 
 }  // namespace onyx

@@ -1,0 +1,68 @@
+"""ONYX_CPU_ISA: the SIMD path is chosen at run time and can be capped by the
+environment, so CI runs the AVX2 path on an AVX-512 machine. Each case runs
+in a fresh interpreter (the path is read once, when the library loads)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ONYX_PYTHONPATH
+
+PROBE = r"""
+import numpy as np, onnx
+from onnx import helper, TensorProto
+import onyxruntime as rt
+print(rt.get_build_info())
+node = helper.make_node("Softmax", ["x"], ["y"], axis=-1)
+g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 40])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 40])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+x = np.linspace(-5, 5, 120, dtype=np.float32).reshape(3, 40)
+try:
+    y = rt.InferenceSession(m.SerializeToString()).run(None, {"x": x})[0]
+except Exception as e:
+    print("ERROR", type(e).__name__, e)
+else:
+    e = np.exp(x - x.max(-1, keepdims=True))
+    print("MAXDIFF", float(np.abs(y - e / e.sum(-1, keepdims=True)).max()))
+"""
+
+
+def _probe(isa):
+    env = dict(os.environ, PYTHONPATH=ONYX_PYTHONPATH)
+    env.pop("ONYX_CPU_ISA", None)
+    if isa is not None:
+        env["ONYX_CPU_ISA"] = isa
+    out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def _hardware_best():
+    flags = open("/proc/cpuinfo").read()
+    if all(f in flags for f in (" avx512f", " avx512dq", " avx512bw", " avx512vl")):
+        return "avx512"
+    return "avx2" if " avx2" in flags and " fma" in flags else "baseline"
+
+
+def test_default_path_is_the_cpus_best():
+    out = _probe(None)
+    assert "cpu path=%s (OpenBLAS " % _hardware_best() in out
+    assert float(out.split("MAXDIFF")[1]) < 1e-6
+
+
+@pytest.mark.parametrize("isa", ["avx2", "baseline"])
+def test_capped_path_is_used_and_agrees(isa):
+    if isa == "avx2" and _hardware_best() == "baseline":
+        pytest.skip("this CPU has no AVX2: the cap cannot widen the path")
+    out = _probe(isa)
+    assert "cpu path=%s (OpenBLAS " % isa in out
+    assert float(out.split("MAXDIFF")[1]) < 1e-6
+
+
+def test_unknown_path_is_refused_naming_the_variable():
+    out = _probe("sse9")
+    assert "ERROR InvalidArgument" in out
+    assert "ONYX_CPU_ISA='sse9'" in out and "avx512, avx2 or baseline" in out
