@@ -11,7 +11,7 @@ rm -rf "$OUT"; mkdir -p "$OUT/classes" "$OUT/test-classes" "$OUT/models"
 javac -Xlint:all -Werror -d "$OUT/classes" -cp "$CP_DEPS" $(find "$ROOT/bindings/java/src/main" -name '*.java')
 jar cf "$OUT/onyxruntime.jar" -C "$OUT/classes" .
 javac -d "$OUT/test-classes" -cp "$OUT/classes:$CP_DEPS" $(find "$ROOT/bindings/java/src/test" -name '*.java')
-"$ROOT/.venv/bin/python" "$ROOT/bindings/java/make_test_models.py" "$OUT/models"
+"$ROOT/.venv/bin/python" "$ROOT/bindings/make_test_models.py" "$OUT/models"
 set +e
 java -Donyxruntime.library="$BUILD/libonyxruntime.so" -Donyx.test.models="$OUT/models" \
   -Donyx.abi.baseline="$ROOT/abi_checks/onyx_api_v4.txt" \
