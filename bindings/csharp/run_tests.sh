@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the C# binding (P/Invoke over libonyxruntime.so, no native code of its
-# own) with mono's mcs and runs its NUnit tests on generated models; prints
+# own; the CMake target onyxruntime_csharp, mono's mcs) and runs its NUnit tests on generated models; prints
 # "csharp: N passed, M failed". Usage: run_tests.sh [build dir]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -9,7 +9,8 @@ OUT="$BUILD/csharp"
 NUNIT=/usr/lib/cli/nunit.framework-2.6.3/nunit.framework.dll
 mkdir -p "$OUT"
 rm -rf "$OUT/tests" "$OUT/models"; mkdir -p "$OUT/tests" "$OUT/models"
-bash "$ROOT/bindings/csharp/build.sh" "$OUT/OnyxRuntime.dll"
+CMAKE="$ROOT/.venv/bin/cmake"; [ -x "$CMAKE" ] || CMAKE=cmake
+"$CMAKE" --build "$BUILD" --target onyxruntime_csharp  # build/csharp/OnyxRuntime.dll (CMakeLists.txt)
 cp "$OUT/OnyxRuntime.dll" "$OUT/tests/"
 mcs -langversion:7.2 -unsafe -warnaserror+ -target:library -r:"$OUT/tests/OnyxRuntime.dll" -r:"$NUNIT" -r:System.Core \
   -out:"$OUT/tests/OnyxRuntime.Tests.dll" "$ROOT"/bindings/csharp/tests/*.cs

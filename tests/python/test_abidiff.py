@@ -9,7 +9,6 @@ stored dump.
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -23,9 +22,6 @@ STUB = """#include "onyxruntime/onyxruntime_c_api.h"
 static const OnyxApiBase base;
 ONYX_EXPORT const OnyxApiBase* OnyxGetApiBase(void) { return &base; }
 """
-
-pytestmark = pytest.mark.skipif(shutil.which("abidiff") is None, reason="abigail-tools not installed (scripts/setup.sh)")
-
 
 def _library(tmp_path, name, edit=lambda s: s, extra=""):
     d = tmp_path / name
