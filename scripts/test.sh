@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds everything, and
-# runs every test suite (GoogleTest, the C API under valgrind, the ABI check,
-# pytest), printing each suite's counts. Exits non-zero if any suite fails.
+# runs every test suite (GoogleTest, the C API under valgrind, the ABI checks,
+# the Java and C# bindings, examples and install packages, pytest), printing each suite's counts. Exits non-zero if any suite fails.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ONYX_BUILD_DIR:-$ROOT/build}"
@@ -30,14 +30,22 @@ run_suite "C API under valgrind" valgrind -q --leak-check=full --show-leak-kinds
   --errors-for-leak-kinds=definite,indirect --error-exitcode=1 "$BUILD/capi_test" "$MODEL"
 run_suite "Header compiles alone (C, C++)" bash -c "'$BUILD/header_test_c' && '$BUILD/header_test_cc'"
 run_suite "ABI check" "$PY" "$ROOT/abi_checks/check_abi.py" "$BUILD/libonyxruntime.so"
+run_suite "ABI: program built against the v4 header, run on this library" "$BUILD/abi_v4_client" "$MODEL"
+run_suite "ABI: abidiff against abi_checks/libonyxruntime.abi" "$PY" "$ROOT/abi_checks/abidiff_check.py" "$BUILD/libonyxruntime.so"
 run_suite "Java binding (JNA, JUnit)" bash "$ROOT/bindings/java/run_tests.sh" "$BUILD"
-run_suite "pytest (API, models, optimizer, ONNX node conformance, real models)" "$PY" -m pytest "$ROOT/tests/python" "$ROOT/tests/conformance" "$ROOT/tests/realmodels" -q -p no:cacheprovider
+run_suite "C# binding (mono, NUnit)" bash "$ROOT/bindings/csharp/run_tests.sh" "$BUILD"
+PACKAGING_TESTS=(tests/python/test_examples.py tests/python/test_install.py tests/python/test_abidiff.py)
+run_suite "C/C++ examples, cmake --install + find_package/pkg-config/Java/C# consumers, abidiff check (pytest)" \
+  "$PY" -m pytest "${PACKAGING_TESTS[@]/#/$ROOT/}" -q -p no:cacheprovider
+run_suite "pytest (API, models, optimizer, ONNX node conformance, real models)" "$PY" -m pytest "$ROOT/tests/python" "$ROOT/tests/conformance" "$ROOT/tests/realmodels" \
+  "${PACKAGING_TESTS[@]/#/--ignore=$ROOT/}" -q -p no:cacheprovider
 # The same suites on the AVX2 path (ONYX_CPU_ISA caps our kernels; OpenBLAS
 # reads OPENBLAS_CORETYPE when it loads), so an AVX-512 machine tests both.
 run_suite "GoogleTest on the AVX2 path (ONYX_CPU_ISA=avx2)" env ONYX_CPU_ISA=avx2 OPENBLAS_CORETYPE=Haswell \
   "$BUILD/onyx_unit_tests" --gtest_brief=1
 run_suite "pytest on the AVX2 path (ONYX_CPU_ISA=avx2)" env ONYX_CPU_ISA=avx2 OPENBLAS_CORETYPE=Haswell \
-  "$PY" -m pytest "$ROOT/tests/python" "$ROOT/tests/conformance" "$ROOT/tests/realmodels" -q -p no:cacheprovider
+  "$PY" -m pytest "$ROOT/tests/python" "$ROOT/tests/conformance" "$ROOT/tests/realmodels" \
+  "${PACKAGING_TESTS[@]/#/--ignore=$ROOT/}" -q -p no:cacheprovider
 
 echo
 echo "=== summary"

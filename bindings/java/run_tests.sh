@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# Builds the Java binding (JNA over libonyxruntime.so, no native code of its
-# own) and runs its JUnit tests on generated models; prints
+# Builds the Java binding's jar (JNA over libonyxruntime.so, no native code of
+# its own; the CMake target onyxruntime_jar) and runs its JUnit tests on generated models; prints
 # "java: N passed, M failed". Usage: run_tests.sh [build dir]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BUILD="${1:-${ONYX_BUILD_DIR:-$ROOT/build}}"
 OUT="$BUILD/java"
 CP_DEPS=/usr/share/java/jna.jar:/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar
-rm -rf "$OUT"; mkdir -p "$OUT/classes" "$OUT/test-classes" "$OUT/models"
-javac -Xlint:all -Werror -d "$OUT/classes" -cp "$CP_DEPS" $(find "$ROOT/bindings/java/src/main" -name '*.java')
-jar cf "$OUT/onyxruntime.jar" -C "$OUT/classes" .
-javac -d "$OUT/test-classes" -cp "$OUT/classes:$CP_DEPS" $(find "$ROOT/bindings/java/src/test" -name '*.java')
-"$ROOT/.venv/bin/python" "$ROOT/bindings/java/make_test_models.py" "$OUT/models"
+CMAKE="$ROOT/.venv/bin/cmake"; [ -x "$CMAKE" ] || CMAKE=cmake
+"$CMAKE" --build "$BUILD" --target onyxruntime_jar  # build/java/onyxruntime.jar (CMakeLists.txt)
+rm -rf "$OUT/test-classes" "$OUT/models"; mkdir -p "$OUT/test-classes" "$OUT/models"
+javac -d "$OUT/test-classes" -cp "$OUT/onyxruntime.jar:$CP_DEPS" $(find "$ROOT/bindings/java/src/test" -name '*.java')
+"$ROOT/.venv/bin/python" "$ROOT/bindings/make_test_models.py" "$OUT/models"
 set +e
 java -Donyxruntime.library="$BUILD/libonyxruntime.so" -Donyx.test.models="$OUT/models" \
   -Donyx.abi.baseline="$ROOT/abi_checks/onyx_api_v4.txt" \

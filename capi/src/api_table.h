@@ -14,5 +14,8 @@ void FillInfoApi(OnyxApi& api);
 void FillBindingApi(OnyxApi& api);
 void FillEnvApi(OnyxApi& api);
 
+// The filled table (built once).
+const OnyxApi* Api();
+
 }  // namespace capi
 }  // namespace onyx

@@ -1,11 +1,13 @@
-"""One scenario, three bindings, identical bytes.
+"""One scenario, five bindings, identical bytes.
 
 Runs the MobileNetV2 test model on the deterministic input
 x[i] = (float)((double)((i * 7919) % 1000) / 500.0 - 1.0) through Python,
-through the C test (build/capi_test) and through the C++ test
-(build/cxx_api_test), and checks that the first output's raw bytes agree
-exactly: all three go through the same library, so any difference is a
-binding bug (a copy with the wrong layout, a wrong dtype, a stale buffer).
+through the C test (build/capi_test), the C++ test (build/cxx_api_test), a
+Java program on build/java/onyxruntime.jar and a C# program on
+build/csharp/OnyxRuntime.dll (same_bytes/), and checks that the first
+output's raw bytes agree exactly: all go through the same library, so any
+difference is a binding bug (a copy with the wrong layout, a wrong dtype, a
+stale buffer).
 
 The test binaries are looked up in $ONYX_BUILD_DIR, else next to the staged
 Python package ($ONYX_PYTHONPATH/..), else <repo>/build.
@@ -84,6 +86,36 @@ def test_cxx_binding_gives_the_same_bytes(mobilenet, python_bytes, tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "1 test" in r.stdout and "SKIPPED" not in r.stdout, r.stdout
+    assert out.read_bytes() == python_bytes
+
+
+SAME_BYTES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "same_bytes")
+
+
+def test_java_binding_gives_the_same_bytes(mobilenet, python_bytes, tmp_path):
+    d = os.path.dirname(_binary("capi_test"))
+    jar = os.path.join(d, "java", "onyxruntime.jar")
+    assert os.path.exists(jar), "%s not built (CMake target onyxruntime_jar)" % jar
+    cp = "%s:/usr/share/java/jna.jar" % jar
+    subprocess.run(["javac", "-d", str(tmp_path), "-cp", cp, os.path.join(SAME_BYTES, "SameBytes.java")], check=True)
+    out = tmp_path / "java.bin"
+    r = subprocess.run(["java", "-Donyxruntime.library=%s" % os.path.join(d, "libonyxruntime.so"), "-cp",
+                        "%s:%s" % (cp, tmp_path), "SameBytes", mobilenet, str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert out.read_bytes() == python_bytes
+
+
+def test_csharp_binding_gives_the_same_bytes(mobilenet, python_bytes, tmp_path):
+    d = os.path.dirname(_binary("capi_test"))
+    dll = os.path.join(d, "csharp", "OnyxRuntime.dll")
+    assert os.path.exists(dll), "%s not built (CMake target onyxruntime_csharp)" % dll
+    exe = tmp_path / "same_bytes.exe"
+    subprocess.run(["mcs", "-r:" + dll, "-out:%s" % exe, os.path.join(SAME_BYTES, "SameBytes.cs")], check=True)
+    out = tmp_path / "csharp.bin"
+    env = dict(os.environ, MONO_PATH=os.path.dirname(dll), ONYXRUNTIME_LIBRARY=os.path.join(d, "libonyxruntime.so"))
+    r = subprocess.run(["mono", str(exe), mobilenet, str(out)], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
     assert out.read_bytes() == python_bytes
 
 

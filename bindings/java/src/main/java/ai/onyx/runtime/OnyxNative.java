@@ -7,7 +7,9 @@ import com.sun.jna.Pointer;
 
 /**
  * The C API table of libonyxruntime.so, read through JNA: OnyxGetApiBase()->GetApi(4), then each entry by its
- * slot. The slots are the ABI baseline's (abi_checks/onyx_api_v4.txt; a test compares them), so this binding
+ * slot. The library is the system property onyxruntime.library, else $ONYXRUNTIME_LIBRARY, else
+ * PREFIX/lib/libonyxruntime.so beside an installed PREFIX/share/java/onyxruntime.jar, else JNA's search for
+ * "onyxruntime". The slots are the ABI baseline's (abi_checks/onyx_api_v4.txt; a test compares them), so this binding
  * needs no native code of its own.
  */
 final class OnyxNative {
@@ -48,6 +50,9 @@ final class OnyxNative {
     if (path == null) {
       path = System.getenv("ONYXRUNTIME_LIBRARY");
     }
+    if (path == null) {
+      path = besideJar();
+    }
     LIBRARY = NativeLibrary.getInstance(path != null ? path : "onyxruntime");
     Pointer base = LIBRARY.getFunction("OnyxGetApiBase").invokePointer(new Object[0]);
     Pointer api = Function.getFunction(base.getPointer(0)).invokePointer(new Object[] {API_VERSION});
@@ -60,6 +65,21 @@ final class OnyxNative {
   }
 
   private OnyxNative() {}
+
+  /** PREFIX/lib/libonyxruntime.so when this class comes from PREFIX/share/java/onyxruntime.jar (the install layout). */
+  private static String besideJar() {
+    try {
+      java.security.CodeSource source = OnyxNative.class.getProtectionDomain().getCodeSource();
+      if (source == null) {
+        return null;
+      }
+      java.nio.file.Path jar = java.nio.file.Paths.get(source.getLocation().toURI());
+      java.nio.file.Path lib = jar.resolveSibling("../../lib/libonyxruntime.so").normalize();
+      return java.nio.file.Files.isRegularFile(lib) ? lib.toString() : null;
+    } catch (java.net.URISyntaxException | RuntimeException e) {
+      return null;
+    }
+  }
 
   /** Calls a fallible entry; a returned status becomes an OnyxException with its code and message. */
   static void check(Entry entry, Object... args) {
