@@ -31,8 +31,10 @@ GENERATOR_VERSION = 3
 OPSET = 17
 IR_VERSION = 8
 MODEL_NAMES = ("resnet50", "mobilenetv2", "bert")
+# Benchmark-only models (tests/bench/bench_suite.py); not generated for the tests.
+BENCH_MODEL_NAMES = ("gpt2", "mlp")
 
-SEEDS = {"resnet50": 50, "mobilenetv2": 2, "bert": 768}
+SEEDS = {"resnet50": 50, "mobilenetv2": 2, "bert": 768, "gpt2": 124, "mlp": 3}
 
 
 def bert_config(small=False):
@@ -388,19 +390,135 @@ def build_bert(small=False):
                           "max_position_embeddings": str(cfg["max_positions"])})
 
 
+# --------------------------------------------------------------------------- GPT-2
+
+def gpt2_config(small=False):
+    """GPT-2 small's sizes; --small keeps the shape of the graph with 2 layers and vocab 1000."""
+    return {"layers": 2 if small else 12, "hidden": 768, "heads": 12, "vocab": 1000 if small else 50257,
+            "max_positions": 1024, "ln_eps": 1e-5}
+
+
+def build_gpt2(small=False):
+    """A GPT-2-small-style decoder with a KV cache, in the form exporters write
+    it for generation: inputs input_ids [batch, seq] and, per layer,
+    past_key_values.<i>.key/value [batch, heads, past, head_dim] (past may be
+    0: the prefill); outputs logits [batch, seq, vocab] and present.<i>.key/value
+    [batch, heads, past + seq, head_dim]. Causal mask from the positions,
+    tanh-approximated GELU, pre-LayerNorm blocks, a separate LM head."""
+    cfg = gpt2_config(small)
+    b = GraphBuilder(SEEDS["gpt2"])
+    H, NH, V = cfg["hidden"], cfg["heads"], cfg["vocab"]
+    HD = H // NH
+    I64, F32 = np.int64, np.float32
+
+    def linear(x, cin, cout, prefix):
+        w = b.init(prefix + ".weight", b.normal((cin, cout), 0.02))
+        bias = b.init(prefix + ".bias", b.normal((cout,), 0.02))
+        return b.op("Add", [b.op("MatMul", [x, w], "/" + prefix + "/MatMul"), bias], "/" + prefix + "/Add")
+
+    def layer_norm(x, prefix):
+        g = b.init(prefix + ".weight", b.normal((H,), 0.05, 1.0))
+        beta = b.init(prefix + ".bias", b.normal((H,), 0.02))
+        return b.op("LayerNormalization", [x, g, beta], "/" + prefix + "/LayerNormalization", axis=-1,
+                    epsilon=cfg["ln_eps"])
+
+    ids_shape = b.op("Shape", ["input_ids"], "/Shape")
+    batch = b.op("Gather", [ids_shape, b.const([0], I64)], "/Gather_batch", axis=0)
+    seq = b.op("Gather", [ids_shape, b.const(1, I64)], "/Gather_seq", axis=0)
+    past = b.op("Gather", [b.op("Shape", ["past_key_values.0.key"], "/Shape_past"), b.const(2, I64)],
+                "/Gather_past", axis=0)
+    total = b.op("Add", [past, seq], "/Add_total")
+    # Positions past .. past+seq-1 for the queries, 0 .. total-1 for the keys.
+    q_pos = b.op("Range", [past, total, b.const(1, I64)], "/Range_q")
+    k_pos = b.op("Range", [b.const(0, I64), total, b.const(1, I64)], "/Range_k")
+    wte = b.init("transformer.wte.weight", b.normal((V, H), 0.02))
+    wpe = b.init("transformer.wpe.weight", b.normal((cfg["max_positions"], H), 0.01))
+    h = b.op("Add", [b.op("Gather", [wte, "input_ids"], "/wte/Gather", axis=0),
+                     b.op("Gather", [wpe, q_pos], "/wpe/Gather", axis=0)], "/Add_embed")
+    # mask[q, k] = 0 where k <= q, the float minimum elsewhere: [seq, total]
+    allowed = b.op("LessOrEqual", [b.op("Unsqueeze", [k_pos, b.const([0], I64)], "/Unsqueeze_k"),
+                                   b.op("Unsqueeze", [q_pos, b.const([1], I64)], "/Unsqueeze_q")], "/LessOrEqual")
+    mask = b.op("Where", [allowed, b.const(0.0, F32), b.const(np.finfo(np.float32).min, F32)], "/Where_mask")
+    heads_shape = b.op("Concat", [batch, b.op("Unsqueeze", [seq, b.const([0], I64)], "/Unsqueeze_seq"),
+                                  b.const([NH, HD], I64)], "/Concat_heads", axis=0)
+    merged_shape = b.op("Concat", [batch, b.op("Unsqueeze", [seq, b.const([0], I64)], "/Unsqueeze_seq"),
+                                   b.const([H], I64)], "/Concat_merged", axis=0)
+    inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "sequence"])]
+    outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", "sequence", V])]
+    scale = b.const(1.0 / math.sqrt(HD), F32)
+    for li in range(cfg["layers"]):
+        P = "transformer.h.%d" % li
+        a = layer_norm(h, P + ".ln_1")
+        qkv = linear(a, H, 3 * H, P + ".attn.c_attn")
+        q, k, v = b.op("Split", [qkv, b.const([H, H, H], I64)], "/%s/attn/Split" % P, n_out=3, axis=-1)
+        q, k, v = [b.op("Transpose", [b.op("Reshape", [t, heads_shape], "/%s/attn/Reshape" % P)],
+                        "/%s/attn/Transpose" % P, perm=[0, 2, 1, 3]) for t in (q, k, v)]
+        past_k, past_v = "past_key_values.%d.key" % li, "past_key_values.%d.value" % li
+        for name in (past_k, past_v):
+            inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", NH, "past", HD]))
+        k = b.op("Concat", [past_k, k], "/%s/attn/Concat_k" % P, axis=2)
+        v = b.op("Concat", [past_v, v], "/%s/attn/Concat_v" % P, axis=2)
+        b.nodes[-2].output[0] = "present.%d.key" % li
+        b.nodes[-1].output[0] = "present.%d.value" % li
+        k, v = "present.%d.key" % li, "present.%d.value" % li
+        for name in (k, v):
+            outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", NH, "total", HD]))
+        s = b.op("MatMul", [q, b.op("Transpose", [k], "/%s/attn/Transpose_k" % P, perm=[0, 1, 3, 2])],
+                 "/%s/attn/MatMul" % P)
+        s = b.op("Add", [b.op("Mul", [s, scale], "/%s/attn/Mul" % P), mask], "/%s/attn/Add_mask" % P)
+        ctx = b.op("MatMul", [b.op("Softmax", [s], "/%s/attn/Softmax" % P, axis=-1), v], "/%s/attn/MatMul_1" % P)
+        ctx = b.op("Reshape", [b.op("Transpose", [ctx], "/%s/attn/Transpose_ctx" % P, perm=[0, 2, 1, 3]),
+                               merged_shape], "/%s/attn/Reshape_ctx" % P)
+        h = b.op("Add", [h, linear(ctx, H, H, P + ".attn.c_proj")], "/%s/Add_attn" % P)
+        m = linear(layer_norm(h, P + ".ln_2"), H, 4 * H, P + ".mlp.c_fc")
+        # GELU, tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+        cube = b.op("Mul", [b.op("Pow", [m, b.const(3.0, F32)], "/%s/mlp/Pow" % P), b.const(0.044715, F32)],
+                    "/%s/mlp/Mul" % P)
+        inner = b.op("Mul", [b.op("Add", [m, cube], "/%s/mlp/Add" % P), b.const(math.sqrt(2 / math.pi), F32)],
+                     "/%s/mlp/Mul_1" % P)
+        gate = b.op("Add", [b.op("Tanh", [inner], "/%s/mlp/Tanh" % P), b.const(1.0, F32)], "/%s/mlp/Add_1" % P)
+        m = b.op("Mul", [b.op("Mul", [m, b.const(0.5, F32)], "/%s/mlp/Mul_2" % P), gate], "/%s/mlp/Mul_3" % P)
+        h = b.op("Add", [h, linear(m, 4 * H, H, P + ".mlp.c_proj")], "/%s/Add_mlp" % P)
+    h = layer_norm(h, "transformer.ln_f")
+    lm = b.init("lm_head.weight", b.normal((H, V), 0.02))
+    b.nodes.append(helper.make_node("MatMul", [h, lm], ["logits"], name="/lm_head/MatMul"))
+    doc = ("GPT-2-small-style decoder (%d layers, hidden %d, %d heads, vocab %d) with a KV cache; random "
+           "seeded weights. Generated for Onyx Runtime benchmarks." % (cfg["layers"], H, NH, V))
+    return _finish_model(b, "gpt2", inputs, outputs, doc, "gpt2",
+                         {"num_layers": str(cfg["layers"]), "vocab_size": str(V), "num_heads": str(NH),
+                          "head_dim": str(HD)})
+
+
+def build_mlp():
+    """A tiny MLP (64 -> 128 -> 10, ReLU, Softmax): per-call overhead dominates."""
+    b = GraphBuilder(SEEDS["mlp"])
+    w1 = b.init("fc1.weight", b.normal((64, 128), 0.125))
+    b1 = b.init("fc1.bias", b.normal((128,), 0.1))
+    w2 = b.init("fc2.weight", b.normal((128, 10), 0.09))
+    b2 = b.init("fc2.bias", b.normal((10,), 0.1))
+    h = b.op("Relu", [b.op("Gemm", ["input", w1, b1], "/fc1/Gemm")], "/relu/Relu")
+    logits = b.op("Gemm", [h, w2, b2], "/fc2/Gemm")
+    b.nodes.append(helper.make_node("Softmax", [logits], ["probabilities"], name="/softmax/Softmax", axis=-1))
+    inputs = [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 64])]
+    outputs = [helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, ["batch", 10])]
+    return _finish_model(b, "mlp", inputs, outputs, "Tiny MLP 64-128-10; random seeded weights.", "mlp", {})
+
+
 BUILDERS = {
     "resnet50": lambda small: build_resnet50(),
     "mobilenetv2": lambda small: build_mobilenetv2(),
     "bert": build_bert,
+    "gpt2": build_gpt2,
+    "mlp": lambda small: build_mlp(),
 }
 
 
 # --------------------------------------------------------------------------- files
 
 def _stamp_for(name, small):
-    # --small only changes BERT; the CNN stamps ignore it so both runs share files.
+    # --small only changes BERT and GPT-2; the other stamps ignore it so both runs share files.
     return {"generator_version": GENERATOR_VERSION, "model": name,
-            "small": bool(small) if name == "bert" else False,
+            "small": bool(small) if name in ("bert", "gpt2") else False,
             "opset": OPSET, "ir_version": IR_VERSION}
 
 
@@ -424,7 +542,7 @@ def is_current(out_dir, name, small=False):
 def build(name, small=False):
     """Returns the ModelProto for `name` (no file written)."""
     if name not in BUILDERS:
-        raise ValueError("unknown model %r (expected one of %s)" % (name, ", ".join(MODEL_NAMES)))
+        raise ValueError("unknown model %r (expected one of %s)" % (name, ", ".join(BUILDERS)))
     return BUILDERS[name](small)
 
 
@@ -465,12 +583,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="output folder")
     ap.add_argument("--only", default=",".join(MODEL_NAMES),
-                    help="comma-separated subset of: " + ",".join(MODEL_NAMES))
-    ap.add_argument("--small", action="store_true", help="small BERT (2 layers, vocab 1000)")
+                    help="comma-separated subset of: " + ",".join(BUILDERS))
+    ap.add_argument("--small", action="store_true", help="small BERT and GPT-2 (2 layers, vocab 1000)")
     ap.add_argument("--no-check", action="store_true", help="skip onnx.checker full check")
     args = ap.parse_args(argv)
     names = [n.strip() for n in args.only.split(",") if n.strip()]
-    bad = [n for n in names if n not in MODEL_NAMES]
+    bad = [n for n in names if n not in BUILDERS]
     if bad:
         ap.error("unknown model(s): %s" % ", ".join(bad))
     ensure_models(args.out, names, args.small, not args.no_check, verbose=True)
