@@ -58,8 +58,36 @@ def _mixed_feed(n=2, seed=0):
     }
 
 
+@pytest.fixture(scope="module", params=["compiled", "python"])
+def fast_path(request, onyx):
+    """Every test runs on both forms of the fast path: the C extension
+    (_onyx_fast, built with the package and required to load here) and the
+    pure-Python one that stands in where it cannot."""
+    try:
+        from onyxruntime.capi import _fastrun
+    except ImportError:  # ONYX_TEST_SELF_CHECK: onnxruntime has neither
+        if request.param == "python":
+            pytest.skip("onnxruntime has no pure-Python fast path")
+        yield request.param
+        return
+    saved = _fastrun._onyx_fast
+    if request.param == "compiled" and saved is None:
+        pytest.fail("onyxruntime.capi._onyx_fast (the compiled run path) did not load")
+    if request.param == "python":
+        _fastrun._onyx_fast = None
+    try:
+        yield request.param
+    finally:
+        _fastrun._onyx_fast = saved
+
+
+@pytest.fixture(autouse=True)
+def _on_each_path(fast_path):
+    return fast_path
+
+
 @pytest.fixture(scope="module")
-def mixed(onyx):
+def mixed(onyx, fast_path):
     model = _mixed_model()
     return model, onyx.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
 
@@ -248,3 +276,29 @@ def test_c_entry_refuses_bad_tensor_args(mixed, onyx):
     assert "Missing Input: b, c, d, e, big" in error([0])
     # Index 6 is the overridable initializer 'bias' ([3]), fed a [2,3] tensor.
     assert "Invalid rank for input: bias Got: 2 Expected: 1" in error([6])
+
+
+def test_the_path_under_test_is_the_one_running(mixed, fast_path, onyx):
+    if not hasattr(onyx, "capi") or not hasattr(mixed[1], "_fast"):
+        pytest.skip("onnxruntime under ONYX_TEST_SELF_CHECK")
+    assert (mixed[1]._fast._c is not None) == (fast_path == "compiled")
+
+
+def test_sequence_and_optional_outputs_beside_tensors(onyx):
+    # Values the compiled path does not convert itself come back as Python's path builds them.
+    nodes = [helper.make_node("SequenceConstruct", ["x", "x"], ["seq"]), helper.make_node("Neg", ["x"], ["y"]),
+             helper.make_node("Optional", ["x"], ["opt"])]
+    model = _model(nodes, [_vi("x", TensorProto.FLOAT, [2])],
+                   [helper.make_tensor_sequence_value_info("seq", TensorProto.FLOAT, [2]),
+                    _vi("y", TensorProto.FLOAT, [2]),
+                    helper.make_value_info("opt", helper.make_optional_type_proto(
+                        helper.make_tensor_type_proto(TensorProto.FLOAT, [2])))], opset=18)
+    sess = onyx.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    x = np.array([1.5, -2.0], np.float32)
+    seq, y, opt = sess.run(None, {"x": x})
+    assert isinstance(seq, list) and len(seq) == 2
+    np.testing.assert_array_equal(seq[1], x)
+    np.testing.assert_array_equal(y, -x)
+    np.testing.assert_array_equal(opt, x)
+    (y2,) = sess.run(["y"], {"x": x})
+    np.testing.assert_array_equal(y2, -x)

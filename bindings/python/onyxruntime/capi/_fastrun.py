@@ -18,8 +18,18 @@ released during the C call, so the C arrays are taken from a per-session pool
 
 import numpy as np
 
-from ._ffi import api, ffi, status_to_exception
+from ._errors import exception_for_code
+from ._ffi import API_VERSION, api, ffi, status_to_exception
 from . import _values
+
+# The same path compiled (bindings/python/ext/onyx_fast.c), built with the
+# package for the Python it was built with; this module's Python code stands
+# in where it is missing or does not load (another Python, another numpy ABI).
+try:
+    from . import _onyx_fast
+    _onyx_fast.init(int(ffi.cast("uintptr_t", api)), API_VERSION, exception_for_code)
+except ImportError:
+    _onyx_fast = None
 
 # Outputs up to this size are copied into a numpy array and their value
 # released at once (cheaper than a view's bookkeeping); larger ones are
@@ -66,10 +76,15 @@ class _Scratch:
 class FastRunner:
     """Per-session state of the fast path."""
 
-    __slots__ = ("_sess", "_feed_index", "_n_required", "_n_feeds", "_output_index", "_output_names", "_pool")
+    __slots__ = ("_sess", "_feed_index", "_n_required", "_n_feeds", "_output_index", "_output_names", "_pool", "_c")
 
     def __init__(self, sess, input_names, overridable_names, output_names):
         self._sess = sess
+        self._c = None
+        if _onyx_fast is not None:
+            self._c = _onyx_fast.Runner(int(ffi.cast("uintptr_t", sess)), sess,
+                                        tuple(input_names) + tuple(overridable_names), len(input_names),
+                                        tuple(output_names))
         self._feed_index = {name: i for i, name in enumerate(list(input_names) + list(overridable_names))}
         self._n_required = len(input_names)
         self._n_feeds = len(self._feed_index)
@@ -79,6 +94,21 @@ class FastRunner:
 
     def run(self, output_names, input_feed, run_options_handle):
         """The outputs as a list, or None when this path does not apply."""
+        c = self._c
+        if c is not None:
+            ro = 0 if run_options_handle is ffi.NULL else int(ffi.cast("uintptr_t", run_options_handle))
+            result = c.run(output_names, input_feed, ro)
+            if result is not None:
+                for k, o in enumerate(result):
+                    if type(o) is int:  # a value the C path hands over unconverted
+                        try:
+                            result[k] = self._wrap(output_names, k, o)
+                        except BaseException:
+                            for later in result[k + 1:]:
+                                if type(later) is int:
+                                    api.ValueRelease(ffi.cast("OnyxValue*", later))
+                            raise
+            return result
         feed_index = self._feed_index
         if type(input_feed) is not dict or len(input_feed) > self._n_feeds:
             return None
@@ -105,6 +135,11 @@ class FastRunner:
             return self._run(scratch, wanted, n_out, input_feed, run_options_handle)
         finally:
             pool.append(scratch)
+
+    def _wrap(self, output_names, k, address):
+        owned = ffi.gc(ffi.cast("OnyxValue*", address), api.ValueRelease)
+        name = output_names[k] if output_names else self._output_names[k]
+        return _values.output_object(name, owned)
 
     def _run(self, scratch, wanted, n_out, input_feed, ro):
         feed_index = self._feed_index
