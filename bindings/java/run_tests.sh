@@ -15,7 +15,7 @@ javac -d "$OUT/test-classes" -cp "$OUT/onyxruntime.jar:$CP_DEPS" $(find "$ROOT/b
 set +e
 java -Donyxruntime.library="$BUILD/libonyxruntime.so" -Donyx.test.models="$OUT/models" \
   -Donyx.abi.baseline="$ROOT/abi_checks/onyx_api_v4.txt" \
-  -cp "$OUT/onyxruntime.jar:$OUT/test-classes:$CP_DEPS" org.junit.runner.JUnitCore ai.onyx.runtime.SessionTest \
+  -cp "$OUT/onyxruntime.jar:$OUT/test-classes:$CP_DEPS" org.junit.runner.JUnitCore ai.onyx.runtime.SessionTest ai.onyx.runtime.ValuesTest \
   > "$OUT/junit.log" 2>&1
 rc=$?
 set -e

@@ -73,6 +73,13 @@ namespace Onyx.Runtime
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)] internal delegate IntPtr GetPointerOfFn(IntPtr handle, out IntPtr value);
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)] internal delegate IntPtr GetDimsFn(IntPtr info, long[] dims, UIntPtr count);
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)] internal delegate IntPtr GetSymbolicDimsFn(IntPtr info, IntPtr[] names, UIntPtr count);
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)] internal delegate IntPtr SessionRunFn(IntPtr session, IntPtr runOptions,
+            IntPtr* inputNames, IntPtr* inputs, UIntPtr inputCount, IntPtr* outputNames, UIntPtr outputCount, IntPtr* outputs);
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)] internal delegate IntPtr ValueCreateTensorFn(IntPtr allocator, long[] shape, UIntPtr rank, int type, out IntPtr value);
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)] internal delegate IntPtr StringTensorFillFn(IntPtr value, IntPtr* strings, UIntPtr* lengths, UIntPtr count);
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)] internal delegate IntPtr StringTensorGetElementFn(IntPtr value, UIntPtr index, out IntPtr s, out UIntPtr length);
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)] internal delegate IntPtr ValueCreateSequenceFn(IntPtr* items, UIntPtr count, out IntPtr value);
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)] internal delegate IntPtr ValueCreateMapFn(IntPtr keys, IntPtr values, out IntPtr value);
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)] internal delegate IntPtr SessionRunTensorsFn(IntPtr session, IntPtr runOptions,
             UIntPtr* inputIndices, TensorArg* inputs, UIntPtr inputCount, UIntPtr* outputIndices, UIntPtr outputCount, TensorResult* outputs);
 
@@ -105,11 +112,19 @@ namespace Onyx.Runtime
         [Slot(36)] internal static SetStringFn RunOptionsSetTag;
         [Slot(37)] internal static GetStringOfFn RunOptionsGetTag;
         [Slot(39)] internal static SetIntFn RunOptionsSetTerminate;
+        [Slot(33)] internal static SessionRunFn SessionRun;
+        [Slot(52)] internal static ValueCreateTensorFn ValueCreateTensor;
         [Slot(55)] internal static ReleaseFn ValueRelease;
+        [Slot(56)] internal static GetIntOfFn ValueGetKind;
+        [Slot(57)] internal static GetPointerOfFn ValueGetTensorTypeAndShape;
+        [Slot(58)] internal static GetPointerOfFn ValueGetTensorData;
+        [Slot(60)] internal static StringTensorFillFn StringTensorFill;
+        [Slot(61)] internal static StringTensorGetElementFn StringTensorGetElement;
         [Slot(62)] internal static ReleaseFn TypeInfoRelease;
         [Slot(63)] internal static GetIntOfFn TypeInfoGetKind;
         [Slot(64)] internal static GetPointerOfFn TypeInfoGetTypeString;
         [Slot(65)] internal static GetPointerOfFn TypeInfoGetTensorInfo;
+        [Slot(66)] internal static ReleaseFn TensorTypeAndShapeInfoRelease;
         [Slot(67)] internal static GetIntOfFn TensorInfoGetElementType;
         [Slot(68)] internal static GetCountFn TensorInfoGetDimCount;
         [Slot(69)] internal static GetIntOfFn TensorInfoHasShape;
@@ -118,6 +133,11 @@ namespace Onyx.Runtime
         [Slot(84)] internal static GetCountGlobalFn GetAvailableProviderCount;
         [Slot(85)] internal static GetNameAtGlobalFn GetAvailableProviderName;
         [Slot(88)] internal static GetStringFn GetVersionString;
+        [Slot(108)] internal static GetCountFn ValueGetElementCount;
+        [Slot(109)] internal static GetTypeInfoFn ValueGetElement;
+        [Slot(110)] internal static ValueCreateSequenceFn ValueCreateSequence;
+        [Slot(111)] internal static ValueCreateMapFn ValueCreateMap;
+        [Slot(112)] internal static GetPointerOfFn ValueCreateOptional;
         [Slot(115)] internal static SetInt64ByNameFn SessionOptionsAddFreeDimensionOverrideByName;
         [Slot(135)] internal static SessionRunTensorsFn SessionRunTensors;
         [Slot(136)] internal static AddEntryFn RunOptionsAddConfigEntry;

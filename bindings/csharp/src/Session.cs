@@ -1,6 +1,7 @@
 using System;
 using System.Buffers;
 using System.Collections.Generic;
+using System.Runtime.InteropServices;
 
 namespace Onyx.Runtime
 {
@@ -40,6 +41,18 @@ namespace Onyx.Runtime
 
         /// <summary>The symbol of each dimension ("" for a known or unnamed one).</summary>
         public string[] SymbolicDims { get { return (string[])symbolicDims.Clone(); } }
+
+        private TypeInfo type;
+
+        /// <summary>The type structurally: element types of sequences and optionals, key and value types of maps.</summary>
+        public TypeInfo Type
+        {
+            get
+            {
+                if (type == null) type = TypeInfo.Parse(TypeString);
+                return type;
+            }
+        }
 
         public override string ToString()
         {
@@ -247,8 +260,94 @@ namespace Onyx.Runtime
             var owned = new OnyxHandle[m];
             for (int i = 0; i < m; i++) owned[i] = new OnyxHandle(results[i].Value, NativeApi.ValueRelease, "OnyxValue '" + wanted[i] + "'");
             var values = new OnyxValue[m];
-            for (int i = 0; i < m; i++) values[i] = new OnyxValue(wanted[i], owned[i], results[i]);
+            try
+            {
+                for (int i = 0; i < m; i++) values[i] = new OnyxValue(wanted[i], owned[i], results[i]);
+            }
+            catch
+            {
+                foreach (OnyxHandle h in owned) h.Dispose();
+                throw;
+            }
             return new RunResult(values);
+        }
+
+        /// <summary>Runs the model on the named values (tensors, sequences, maps, optionals) and returns all its outputs.</summary>
+        public RunResult Run(IEnumerable<KeyValuePair<string, OnyxValue>> inputs, RunOptions runOptions = null)
+        {
+            return Run(inputs, null, runOptions);
+        }
+
+        /// <summary>
+        /// Runs the model on the named values (every input must be given; they are read, never changed, and stay
+        /// owned by the caller) and returns the named outputs, in the order asked (null: all of them).
+        /// </summary>
+        public unsafe RunResult Run(IEnumerable<KeyValuePair<string, OnyxValue>> inputs, IReadOnlyList<string> outputNames,
+                                    RunOptions runOptions = null)
+        {
+            if (inputs == null) throw OnyxException.InvalidArgument("Run: inputs must not be null");
+            var feeds = new List<KeyValuePair<string, OnyxValue>>(inputs);
+            for (int i = 0; i < feeds.Count; i++)
+            {
+                string name = feeds[i].Key;
+                if (name == null || IndexOf(InputNames, name) < 0)
+                    throw OnyxException.InvalidArgument("Run: '" + name + "' is not an input of the model (inputs: " +
+                                                        string.Join(", ", InputNames) + ")");
+                if (feeds[i].Value == null) throw OnyxException.InvalidArgument("Run: input '" + name + "' is null");
+            }
+            IReadOnlyList<string> wanted = outputNames ?? OutputNames;
+            foreach (string name in wanted)
+                if (name == null || IndexOf(OutputNames, name) < 0)
+                    throw OnyxException.InvalidArgument("Run: '" + name + "' is not an output of the model (outputs: " +
+                                                        string.Join(", ", OutputNames) + ")");
+            int n = feeds.Count, m = wanted.Count;
+            var names = new List<byte[]>();
+            foreach (var f in feeds) names.Add(Utf8.ToNative(f.Key));
+            foreach (string w in wanted) names.Add(Utf8.ToNative(w));
+            var pins = new List<GCHandle>();
+            var leases = new List<OnyxHandle.Lease>();
+            var namePtrs = new IntPtr[Math.Max(1, n + m)];
+            var values = new IntPtr[Math.Max(1, n)];
+            var results = new IntPtr[Math.Max(1, m)];
+            try
+            {
+                for (int i = 0; i < names.Count; i++)
+                {
+                    pins.Add(GCHandle.Alloc(names[i], GCHandleType.Pinned));
+                    namePtrs[i] = pins[i].AddrOfPinnedObject();
+                }
+                for (int i = 0; i < n; i++)
+                {
+                    leases.Add(feeds[i].Value.Handle.Borrow());
+                    values[i] = leases[i].Ptr;
+                }
+                using (var s = handle.Borrow())
+                using (var r = runOptions == null ? default(OnyxHandle.Lease) : runOptions.Handle.Borrow())
+                fixed (IntPtr* namesPtr = namePtrs)
+                fixed (IntPtr* valuesPtr = values)
+                fixed (IntPtr* resultsPtr = results)
+                    NativeApi.Check(NativeApi.SessionRun(s.Ptr, r.Ptr, namesPtr, valuesPtr, new UIntPtr((uint)n),
+                                                         namesPtr + n, new UIntPtr((uint)m), resultsPtr));
+            }
+            finally
+            {
+                foreach (var lease in leases) lease.Dispose();
+                foreach (GCHandle pin in pins) pin.Free();
+            }
+            // Every result is owned by a handle before anything else can throw, so none leaks.
+            var owned = new OnyxHandle[m];
+            for (int i = 0; i < m; i++) owned[i] = new OnyxHandle(results[i], NativeApi.ValueRelease, "OnyxValue '" + wanted[i] + "'");
+            var outputs = new OnyxValue[m];
+            try
+            {
+                for (int i = 0; i < m; i++) outputs[i] = new OnyxValue(wanted[i], owned[i]);
+            }
+            catch
+            {
+                foreach (OnyxHandle h in owned) h.Dispose();
+                throw;
+            }
+            return new RunResult(outputs);
         }
 
         private static int IndexOf(IReadOnlyList<string> names, string name)

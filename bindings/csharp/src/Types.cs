@@ -61,9 +61,14 @@ namespace Onyx.Runtime
         /// <summary>The element type a T[] holds without being told (float -> Float, ...).</summary>
         internal static ElementType Of<T>()
         {
+            return OfType(typeof(T));
+        }
+
+        internal static ElementType OfType(Type clr)
+        {
             ElementType t;
-            if (!Natural.TryGetValue(typeof(T), out t))
-                throw OnyxException.InvalidArgument("a " + typeof(T).Name + " array cannot hold tensor elements " +
+            if (!Natural.TryGetValue(clr, out t))
+                throw OnyxException.InvalidArgument("a " + clr.Name + " array cannot hold tensor elements " +
                                                     "(use float, double, sbyte, byte, short, ushort, int, uint, long, ulong or bool)");
             return t;
         }

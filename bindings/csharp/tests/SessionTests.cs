@@ -215,7 +215,7 @@ namespace Onyx.Runtime.Tests
                 Expect(ErrorCode.InvalidArgument, "given twice",
                        () => s.Run(new[] { new KeyValuePair<string, Tensor>("x", x), new KeyValuePair<string, Tensor>("x", x) }));
                 Expect(ErrorCode.InvalidArgument, "input 'y' is null", () => s.Run(Feeds("x", x, "y", null)));
-                Expect(ErrorCode.InvalidArgument, "inputs must not be null", () => s.Run(null));
+                Expect(ErrorCode.InvalidArgument, "inputs must not be null", () => s.Run((Dictionary<string, Tensor>)null));
                 Expect(ErrorCode.InvalidArgument, "do not fill shape [2, 3]", () => Tensor.Create(new float[] { 1, 2 }, 2, 3));
                 Expect(ErrorCode.InvalidArgument, "negative dimension", () => Tensor.Create(new float[0], -1));
                 Expect(ErrorCode.InvalidArgument, "shape must not be null", () => Tensor.Create(new float[0], null));
@@ -272,7 +272,9 @@ namespace Onyx.Runtime.Tests
                 Assert.AreEqual(ValueKind.Sequence, s.Outputs[0].Kind);
                 Assert.AreEqual("seq(tensor(float))", s.Outputs[0].TypeString);
                 Assert.AreEqual(ValueKind.Sequence, r[0].Kind);
-                Expect(ErrorCode.NotImplemented, "output 's' is a Sequence, not a tensor", () => r[0].ToArray<float>());
+                Expect(ErrorCode.InvalidArgument, "'s' is a Sequence, not a Tensor", () => r[0].ToArray<float>());
+                Assert.AreEqual(2, r[0].AsSequence().Count);
+                CollectionAssert.AreEqual(new float[] { 1, 2 }, r[0].AsSequence()[1].ToArray<float>());
             }
         }
 

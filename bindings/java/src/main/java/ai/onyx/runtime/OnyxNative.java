@@ -22,7 +22,14 @@ final class OnyxNative {
     SessionOptionsSetGraphOptimizationLevel(11), SessionOptionsAddConfigEntry(15),
     SessionOptionsGetConfigEntry(16), SessionCreate(18), SessionCreateFromBytes(19), SessionRelease(20),
     SessionGetInputCount(21), SessionGetOutputCount(22), SessionGetInputName(24), SessionGetOutputName(25),
-    ValueRelease(55), SessionRunTensors(135);
+    SessionGetInputTypeInfo(27), SessionGetOutputTypeInfo(28), SessionRun(33), MemoryInfoCreateCpu(42),
+    ValueCreateTensor(52), ValueCreateTensorWithData(53), ValueRelease(55), ValueGetKind(56),
+    ValueGetTensorTypeAndShape(57), ValueGetTensorData(58), StringTensorFill(60), StringTensorGetElement(61),
+    TypeInfoRelease(62), TypeInfoGetKind(63), TypeInfoGetTypeString(64), TypeInfoGetTensorInfo(65),
+    TensorTypeAndShapeInfoRelease(66), TensorInfoGetElementType(67), TensorInfoGetDimCount(68),
+    TensorInfoHasShape(69), TensorInfoGetDims(70), TensorInfoGetSymbolicDims(71), ValueGetElementCount(108),
+    ValueGetElement(109), ValueCreateSequence(110), ValueCreateMap(111), ValueCreateOptional(112),
+    SessionRunTensors(135);
 
     final int slot;
     private Function function;
@@ -90,6 +97,15 @@ final class OnyxNative {
       Entry.StatusRelease.function().invokeVoid(new Object[] {status});
       throw new OnyxException(OnyxException.Code.of(code), message);
     }
+  }
+
+  /** Calls a fallible entry whose last argument is an out pointer and returns what it wrote there. */
+  static Pointer out(Entry entry, Object... args) {
+    com.sun.jna.ptr.PointerByReference out = new com.sun.jna.ptr.PointerByReference();
+    Object[] all = java.util.Arrays.copyOf(args, args.length + 1);
+    all[args.length] = out;
+    check(entry, all);
+    return out.getValue();
   }
 
   static void release(Entry entry, Pointer handle) {

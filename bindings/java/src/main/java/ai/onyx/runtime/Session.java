@@ -10,7 +10,6 @@ import com.sun.jna.ptr.PointerByReference;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -18,6 +17,8 @@ import java.util.Map;
 public final class Session extends NativeHandle {
   private final List<String> inputNames;
   private final List<String> outputNames;
+  private List<NodeInfo> inputInfo;
+  private List<NodeInfo> outputInfo;
 
   /** OnyxTensorArg. */
   @Structure.FieldOrder({"data", "data_bytes", "shape", "rank", "type"})
@@ -93,10 +94,59 @@ public final class Session extends NativeHandle {
     return outputNames;
   }
 
-  /** The model's outputs, in order, owned by the returned Result. */
-  public Result run(Map<String, Tensor> inputs) {
+  /** The declared types of the inputs, in order (read once, on first use). */
+  public synchronized List<NodeInfo> getInputInfo() {
+    if (inputInfo == null) {
+      inputInfo = infos(inputNames, OnyxNative.Entry.SessionGetInputTypeInfo);
+    }
+    return inputInfo;
+  }
+
+  /** The declared types of the outputs, in order. */
+  public synchronized List<NodeInfo> getOutputInfo() {
+    if (outputInfo == null) {
+      outputInfo = infos(outputNames, OnyxNative.Entry.SessionGetOutputTypeInfo);
+    }
+    return outputInfo;
+  }
+
+  private List<NodeInfo> infos(List<String> names, OnyxNative.Entry get) {
+    List<NodeInfo> out = new ArrayList<>();
+    for (int i = 0; i < names.size(); i++) {
+      Pointer info = OnyxNative.out(get, handle(), (long) i);
+      try {
+        out.add(new NodeInfo(names.get(i), TypeInfo.read(info)));
+      } finally {
+        OnyxNative.release(OnyxNative.Entry.TypeInfoRelease, info);
+      }
+    }
+    return Collections.unmodifiableList(out);
+  }
+
+  /**
+   * Runs the model on the named inputs (tensors, sequences, maps, optionals) and returns its outputs, in
+   * order, owned by the returned Result. Numeric tensors are read in place; when every input is one, the run
+   * goes through SessionRunTensors, else through SessionRun.
+   */
+  public Result run(Map<String, ? extends OnyxValue> inputs) {
     if (inputs == null) {
       throw new OnyxException(OnyxException.Code.INVALID_ARGUMENT, "run: inputs must not be null");
+    }
+    boolean tensorsOnly = true;
+    for (Map.Entry<String, ? extends OnyxValue> e : inputs.entrySet()) {
+      if (!inputNames.contains(e.getKey())) {
+        throw new OnyxException(OnyxException.Code.INVALID_ARGUMENT,
+            "run: '" + e.getKey() + "' is not an input of the model (inputs: " + inputNames + ")");
+      }
+      if (e.getValue() == null) {
+        throw new OnyxException(OnyxException.Code.INVALID_ARGUMENT, "run: input '" + e.getKey() + "' is null");
+      }
+      if (!(e.getValue() instanceof Tensor) || ((Tensor) e.getValue()).getType() == ElementType.STRING) {
+        tensorsOnly = false;
+      }
+    }
+    if (!tensorsOnly) {
+      return runValues(inputs);
     }
     Pointer session = handle();
     int n = inputs.size();
@@ -104,16 +154,9 @@ public final class Session extends NativeHandle {
     TensorArg[] args = (TensorArg[]) new TensorArg().toArray(Math.max(1, n));
     List<Memory> keepAlive = new ArrayList<>();
     int i = 0;
-    for (Map.Entry<String, Tensor> e : inputs.entrySet()) {
+    for (Map.Entry<String, ? extends OnyxValue> e : inputs.entrySet()) {
       int index = inputNames.indexOf(e.getKey());
-      if (index < 0) {
-        throw new OnyxException(OnyxException.Code.INVALID_ARGUMENT,
-            "run: '" + e.getKey() + "' is not an input of the model (inputs: " + inputNames + ")");
-      }
-      Tensor t = e.getValue();
-      if (t == null) {
-        throw new OnyxException(OnyxException.Code.INVALID_ARGUMENT, "run: input '" + e.getKey() + "' is null");
-      }
+      Tensor t = (Tensor) e.getValue();
       ByteBuffer data = t.data();
       long[] shape = t.getShape();
       Memory dims = new Memory(Math.max(1, shape.length) * 8L);
@@ -132,33 +175,41 @@ public final class Session extends NativeHandle {
     TensorResult[] results = (TensorResult[]) new TensorResult().toArray(Math.max(1, m));
     OnyxNative.check(OnyxNative.Entry.SessionRunTensors, session, null, indices, args[0].getPointer(), (long) n,
         null, (long) m, results[0].getPointer());
-    List<Tensor> outputs = new ArrayList<>();
+    List<OnyxValue> outputs = new ArrayList<>();
     RuntimeException failure = null;
     for (TensorResult r : results) {
       if (outputs.size() == m) {
         break;
       }
       r.read();
+      boolean taken = false;
       try {
-        if (r.kind != 1) {
-          throw new OnyxException(OnyxException.Code.NOT_IMPLEMENTED, "output '" + outputNames.get(outputs.size())
-              + "' is not a tensor (value kind " + r.kind + "): the Java binding reads tensors only");
+        ElementType type = r.kind == ValueKind.TENSOR.ordinal() ? ElementType.of(r.type) : null;
+        if (type == null || type.size == 0) {
+          taken = true; // wrap releases the value when it fails
+          outputs.add(Values.wrap(r.value));
+          continue;
         }
         long[] shape = r.rank == 0 ? new long[0] : r.shape.getLongArray(0, (int) r.rank);
-        ElementType type = ElementType.of(r.type);
         long count = 1;
         for (long d : shape) {
           count *= d;
         }
         outputs.add(Tensor.owning(type, shape, r.data, count * type.size, r.value));
       } catch (RuntimeException e) {
-        OnyxNative.release(OnyxNative.Entry.ValueRelease, r.value);
+        if (!taken) {
+          OnyxNative.release(OnyxNative.Entry.ValueRelease, r.value);
+        }
         outputs.add(null);
         if (failure == null) {
           failure = e;
         }
       }
     }
+    return result(outputs, failure);
+  }
+
+  private Result result(List<OnyxValue> outputs, RuntimeException failure) {
     Result result = new Result(outputNames, outputs);
     if (failure != null) {
       result.close();
@@ -167,29 +218,88 @@ public final class Session extends NativeHandle {
     return result;
   }
 
-  /** The outputs of one run, by name and position; close() releases them all. */
-  public static final class Result implements AutoCloseable {
-    private final Map<String, Tensor> byName = new LinkedHashMap<>();
-    private final List<Tensor> outputs;
-
-    Result(List<String> names, List<Tensor> outputs) {
-      this.outputs = outputs;
-      for (int i = 0; i < outputs.size(); i++) {
-        byName.put(names.get(i), outputs.get(i));
+  /** A run through SessionRun, for inputs that are not all numeric tensors. */
+  private Result runValues(Map<String, ? extends OnyxValue> inputs) {
+    Pointer session = handle();
+    int n = inputs.size();
+    String[] names = new String[n];
+    Memory values = new Memory(Math.max(1, n) * (long) Native.POINTER_SIZE);
+    List<Pointer> temps = new ArrayList<>();
+    List<Object> keep = new ArrayList<>();
+    int m = outputNames.size();
+    Memory outs = new Memory(Math.max(1, m) * (long) Native.POINTER_SIZE);
+    try {
+      int i = 0;
+      for (Map.Entry<String, ? extends OnyxValue> e : inputs.entrySet()) {
+        names[i] = e.getKey();
+        values.setPointer((long) i * Native.POINTER_SIZE, Values.borrow(e.getValue(), true, temps, keep));
+        i++;
+      }
+      OnyxNative.check(OnyxNative.Entry.SessionRun, session, null, names, values, (long) n, null, (long) m, outs);
+    } finally {
+      Values.releaseAll(temps);
+    }
+    List<OnyxValue> outputs = new ArrayList<>();
+    RuntimeException failure = null;
+    for (int j = 0; j < m; j++) {
+      try {
+        outputs.add(Values.wrap(outs.getPointer((long) j * Native.POINTER_SIZE)));
+      } catch (RuntimeException e) {
+        outputs.add(null);
+        if (failure == null) {
+          failure = e;
+        }
       }
     }
+    return result(outputs, failure);
+  }
 
+  /**
+   * The outputs of one run, by name and position; close() releases them all. get() reads a tensor output;
+   * getValue() any output (then asSequence(), asMap(), asOptional()).
+   */
+  public static final class Result implements AutoCloseable {
+    private final List<String> names;
+    private final List<OnyxValue> outputs;
+
+    Result(List<String> names, List<OnyxValue> outputs) {
+      this.names = names;
+      this.outputs = outputs;
+    }
+
+    /** Output `index`, which must be a tensor (INVALID_ARGUMENT naming the output and its kind otherwise). */
     public Tensor get(int index) {
-      return outputs.get(index);
+      return tensor(index);
     }
 
     public Tensor get(String name) {
-      Tensor t = byName.get(name);
-      if (t == null) {
-        throw new OnyxException(OnyxException.Code.INVALID_ARGUMENT, "no output named '" + name + "' (outputs: "
-            + byName.keySet() + ")");
+      return tensor(indexOf(name));
+    }
+
+    public OnyxValue getValue(int index) {
+      return outputs.get(index);
+    }
+
+    public OnyxValue getValue(String name) {
+      return outputs.get(indexOf(name));
+    }
+
+    private Tensor tensor(int index) {
+      OnyxValue v = outputs.get(index);
+      if (!(v instanceof Tensor)) {
+        throw new OnyxException(OnyxException.Code.INVALID_ARGUMENT, "output '" + names.get(index) + "' is a "
+            + v.getKind() + ", not a TENSOR (read it with getValue)");
       }
-      return t;
+      return (Tensor) v;
+    }
+
+    private int indexOf(String name) {
+      int index = names.indexOf(name);
+      if (index < 0 || index >= outputs.size()) {
+        throw new OnyxException(OnyxException.Code.INVALID_ARGUMENT, "no output named '" + name + "' (outputs: "
+            + names + ")");
+      }
+      return index;
     }
 
     public int size() {
@@ -198,9 +308,9 @@ public final class Session extends NativeHandle {
 
     @Override
     public void close() {
-      for (Tensor t : outputs) {
-        if (t != null) {
-          t.close();
+      for (OnyxValue v : outputs) {
+        if (v != null) {
+          v.close();
         }
       }
     }

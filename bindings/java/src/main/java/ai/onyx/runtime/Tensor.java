@@ -12,15 +12,17 @@ import java.nio.LongBuffer;
 import java.util.Arrays;
 
 /**
- * A tensor: an element type, a shape and its elements in a direct java.nio buffer (native byte order).
- * Inputs are read in place by the engine (no copy); outputs of Session.run view the engine's memory until
- * close() releases it.
+ * A tensor: an element type, a shape and its elements in a direct java.nio buffer (native byte order), or
+ * Java strings for STRING tensors. Numeric inputs are read in place by the engine (no copy); outputs of
+ * Session.run view the engine's memory until close() releases it.
  */
-public final class Tensor implements AutoCloseable {
+public final class Tensor implements OnyxValue {
   private final ElementType type;
   private final long[] shape;
   private ByteBuffer data;
+  private String[] strings; // STRING tensors only
   private Pointer value; // the OnyxValue owning `data` for outputs, null for caller-made tensors
+  private boolean closed;
 
   private Tensor(ElementType type, long[] shape, ByteBuffer data, Pointer value) {
     this.type = type;
@@ -29,9 +31,70 @@ public final class Tensor implements AutoCloseable {
     this.value = value;
   }
 
+  private Tensor(long[] shape, String[] strings, Pointer value) {
+    this(ElementType.STRING, shape, ByteBuffer.allocateDirect(0), value);
+    this.strings = strings;
+  }
+
   static Tensor owning(ElementType type, long[] shape, Pointer data, long bytes, Pointer value) {
     ByteBuffer buffer = data == null || bytes == 0 ? ByteBuffer.allocateDirect(0) : data.getByteBuffer(0, bytes);
     return new Tensor(type, shape, buffer.order(ByteOrder.nativeOrder()), value);
+  }
+
+  /** A STRING tensor (an engine copy is made, UTF-8, when it is fed). */
+  public static Tensor of(String[] values, long... shape) {
+    if (values == null) {
+      throw new OnyxException(OnyxException.Code.INVALID_ARGUMENT, "Tensor.of: values must not be null");
+    }
+    long n = elements(shape);
+    if (n != values.length) {
+      throw new OnyxException(OnyxException.Code.INVALID_ARGUMENT, "a STRING array of " + values.length
+          + " elements does not fill shape " + Arrays.toString(shape) + " (" + n + " elements)");
+    }
+    for (int i = 0; i < values.length; i++) {
+      if (values[i] == null) {
+        throw new OnyxException(OnyxException.Code.INVALID_ARGUMENT, "Tensor.of: string " + i + " is null");
+      }
+    }
+    return new Tensor(shape.clone(), values.clone(), null);
+  }
+
+  /** A tensor over an engine value (taken over: released by close), read through the C API. */
+  static Tensor fromValue(Pointer value) {
+    Pointer info = OnyxNative.out(OnyxNative.Entry.ValueGetTensorTypeAndShape, value);
+    ElementType type;
+    long[] shape;
+    try {
+      com.sun.jna.ptr.IntByReference t = new com.sun.jna.ptr.IntByReference();
+      OnyxNative.check(OnyxNative.Entry.TensorInfoGetElementType, info, t);
+      com.sun.jna.ptr.LongByReference rank = new com.sun.jna.ptr.LongByReference();
+      OnyxNative.check(OnyxNative.Entry.TensorInfoGetDimCount, info, rank);
+      shape = new long[(int) rank.getValue()];
+      com.sun.jna.Memory dims = new com.sun.jna.Memory(Math.max(1, shape.length) * 8L);
+      OnyxNative.check(OnyxNative.Entry.TensorInfoGetDims, info, dims, (long) shape.length);
+      dims.read(0, shape, 0, shape.length);
+      type = ElementType.of(t.getValue());
+    } finally {
+      OnyxNative.release(OnyxNative.Entry.TensorTypeAndShapeInfoRelease, info);
+    }
+    long count = elements(shape);
+    if (type == ElementType.STRING) {
+      String[] strings = new String[Math.toIntExact(count)];
+      com.sun.jna.ptr.PointerByReference s = new com.sun.jna.ptr.PointerByReference();
+      com.sun.jna.ptr.LongByReference length = new com.sun.jna.ptr.LongByReference();
+      for (int i = 0; i < strings.length; i++) {
+        OnyxNative.check(OnyxNative.Entry.StringTensorGetElement, value, (long) i, s, length);
+        byte[] bytes = length.getValue() == 0 ? new byte[0] : s.getValue().getByteArray(0, (int) length.getValue());
+        strings[i] = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
+      }
+      return new Tensor(shape, strings, value);
+    }
+    if (type.size == 0) {
+      throw new OnyxException(OnyxException.Code.NOT_IMPLEMENTED,
+          type + " tensors (packed below a byte) are not read by the Java binding");
+    }
+    Pointer data = count == 0 ? null : OnyxNative.out(OnyxNative.Entry.ValueGetTensorData, value);
+    return owning(type, shape, data, count * type.size, value);
   }
 
   private static long elements(long[] shape) {
@@ -113,6 +176,11 @@ public final class Tensor implements AutoCloseable {
     return new Tensor(type, shape.clone(), view.order(ByteOrder.nativeOrder()), null);
   }
 
+  @Override
+  public ValueKind getKind() {
+    return ValueKind.TENSOR;
+  }
+
   public ElementType getType() {
     return type;
   }
@@ -122,10 +190,42 @@ public final class Tensor implements AutoCloseable {
   }
 
   synchronized ByteBuffer data() {
-    if (data == null) {
+    if (closed) {
       throw new OnyxException(OnyxException.Code.INVALID_ARGUMENT, "Tensor is closed");
     }
     return data;
+  }
+
+  /** The number of elements. */
+  public long getElementCount() {
+    return elements(shape);
+  }
+
+  /** The elements of a STRING tensor (a copy). */
+  public synchronized String[] toStringArray() {
+    data();
+    if (type != ElementType.STRING) {
+      throw new OnyxException(OnyxException.Code.INVALID_ARGUMENT, "the tensor holds " + type + ", not STRING");
+    }
+    return strings.clone();
+  }
+
+  /** Element i (flat, row-major) boxed as the Java type of its element type (Float, Long, String, ...). */
+  Object element(int i) {
+    ByteBuffer b = data();
+    switch (type) {
+      case FLOAT: return b.getFloat(i * 4);
+      case DOUBLE: return b.getDouble(i * 8);
+      case INT64: return b.getLong(i * 8);
+      case INT32: return b.getInt(i * 4);
+      case INT16: return b.getShort(i * 2);
+      case INT8: return b.get(i);
+      case BOOL: return b.get(i) != 0;
+      case STRING: return strings[i];
+      default:
+        throw new OnyxException(OnyxException.Code.NOT_IMPLEMENTED,
+            type + " elements have no boxed Java type in this binding");
+    }
   }
 
   /** The elements (a read-only view; valid until close). */
@@ -134,6 +234,7 @@ public final class Tensor implements AutoCloseable {
   }
 
   private ByteBuffer expect(ElementType wanted) {
+    data();
     if (type != wanted) {
       throw new OnyxException(OnyxException.Code.INVALID_ARGUMENT, "the tensor holds " + type + ", not " + wanted);
     }
@@ -169,11 +270,23 @@ public final class Tensor implements AutoCloseable {
   }
 
   @Override
+  public synchronized boolean isClosed() {
+    return closed;
+  }
+
+  @Override
   public synchronized void close() {
     if (value != null) {
       OnyxNative.release(OnyxNative.Entry.ValueRelease, value);
       value = null;
     }
     data = null;
+    strings = null;
+    closed = true;
+  }
+
+  @Override
+  public String toString() {
+    return "Tensor(" + type + ", " + Arrays.toString(shape) + ")";
   }
 }
