@@ -1,0 +1,333 @@
+#include "providers/cpu/quantization/int8_gemm.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "providers/cpu/common/fast_math.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define ONYX_INT8_X86 1
+#endif
+
+namespace onyx {
+namespace int8gemm {
+
+namespace {
+
+constexpr int64_t kNr = 64;   // columns per panel of packed B
+constexpr int64_t kKc = 256;  // values of K per pass: a 16 KB slice of a panel stays in L1
+constexpr int kMaxMr = 6;     // rows per micro-tile, at most
+
+inline int64_t RoundUp4(int64_t k) { return (k + 3) / 4 * 4; }
+
+// A micro-kernel: tile[MR][kNr] (+)= A' x B' over k4 groups of 4 values of
+// K. `a`: the tile's packed A, [k4][mr][4] of the path's A type; `b`: the
+// panel, [k4][kNr][4] int8.
+using KernelFn = void (*)(const void* a, const int8_t* b, int64_t k4, int32_t* tile, bool accumulate);
+
+template <int MR>
+void KernelScalar(const void* ap, const int8_t* b, int64_t k4, int32_t* tile, bool accumulate) {
+  const uint8_t* a = static_cast<const uint8_t*>(ap);
+  uint32_t r[MR][kNr];  // wraps mod 2^32, as vpdpbusd does
+  for (int i = 0; i < MR; ++i)
+    for (int64_t j = 0; j < kNr; ++j) r[i][j] = accumulate ? static_cast<uint32_t>(tile[i * kNr + j]) : 0;
+  for (int64_t k = 0; k < k4; ++k, a += MR * 4, b += kNr * 4) {
+    for (int i = 0; i < MR; ++i) {
+      const int32_t a0 = a[i * 4], a1 = a[i * 4 + 1], a2 = a[i * 4 + 2], a3 = a[i * 4 + 3];
+      for (int64_t j = 0; j < kNr; ++j)
+        r[i][j] += static_cast<uint32_t>(a0 * b[j * 4] + a1 * b[j * 4 + 1] + a2 * b[j * 4 + 2] + a3 * b[j * 4 + 3]);
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int64_t j = 0; j < kNr; ++j) tile[i * kNr + j] = static_cast<int32_t>(r[i][j]);
+}
+
+#ifdef ONYX_INT8_X86
+
+#define ONYX_INT8_AVX2 __attribute__((target("avx2")))
+#define ONYX_INT8_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2")))
+
+inline uint32_t Load32(const void* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+inline uint64_t Load64(const void* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// vpdpbusd: each int32 lane adds four u8 x s8 products, without saturation.
+// MR x 4 zmm accumulators hold the tile.
+template <int MR>
+ONYX_INT8_VNNI void KernelVnni512(const void* ap, const int8_t* b, int64_t k4, int32_t* tile, bool accumulate) {
+  const uint8_t* a = static_cast<const uint8_t*>(ap);
+  __m512i r[MR][4];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j)
+      r[i][j] = accumulate ? _mm512_loadu_si512(tile + i * kNr + j * 16) : _mm512_setzero_si512();
+  for (int64_t k = 0; k < k4; ++k, a += MR * 4, b += kNr * 4) {
+    const __m512i b0 = _mm512_loadu_si512(b);
+    const __m512i b1 = _mm512_loadu_si512(b + 64);
+    const __m512i b2 = _mm512_loadu_si512(b + 128);
+    const __m512i b3 = _mm512_loadu_si512(b + 192);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const __m512i av = _mm512_set1_epi32(static_cast<int>(Load32(a + i * 4)));
+      r[i][0] = _mm512_dpbusd_epi32(r[i][0], av, b0);
+      r[i][1] = _mm512_dpbusd_epi32(r[i][1], av, b1);
+      r[i][2] = _mm512_dpbusd_epi32(r[i][2], av, b2);
+      r[i][3] = _mm512_dpbusd_epi32(r[i][3], av, b3);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) _mm512_storeu_si512(tile + i * kNr + j * 16, r[i][j]);
+}
+
+// AVX2: A packed as int16 ([k4][mr][4]); 16 bytes of the panel (4 columns x
+// 4 values of K) widen to int16 and vpmaddwd sums pairs exactly (|u8 x s8|
+// <= 32640), leaving two partial sums per column that vphaddd joins. The
+// panel goes in chunks of 8 columns: MR x 2 ymm accumulators.
+template <int MR>
+ONYX_INT8_AVX2 void KernelAvx2(const void* ap, const int8_t* b, int64_t k4, int32_t* tile, bool accumulate) {
+  const int16_t* a0 = static_cast<const int16_t*>(ap);
+  for (int64_t cc = 0; cc < kNr; cc += 8) {
+    __m256i r[MR][2];
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) r[i][0] = r[i][1] = _mm256_setzero_si256();
+    const int16_t* a = a0;
+    const int8_t* bp = b + cc * 4;
+    for (int64_t k = 0; k < k4; ++k, a += MR * 4, bp += kNr * 4) {
+      const __m256i b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bp)));
+      const __m256i b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bp + 16)));
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        const __m256i av = _mm256_set1_epi64x(static_cast<long long>(Load64(a + i * 4)));
+        r[i][0] = _mm256_add_epi32(r[i][0], _mm256_madd_epi16(b0, av));
+        r[i][1] = _mm256_add_epi32(r[i][1], _mm256_madd_epi16(b1, av));
+      }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      // hadd gives columns [0 1 4 5 | 2 3 6 7]; the permute puts them in order.
+      __m256i s = _mm256_permute4x64_epi64(_mm256_hadd_epi32(r[i][0], r[i][1]), 0xD8);
+      int32_t* t = tile + i * kNr + cc;
+      if (accumulate) s = _mm256_add_epi32(s, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t)));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(t), s);
+    }
+  }
+}
+
+#endif  // ONYX_INT8_X86
+
+// One path: its micro-kernels by row count (1..mr) and how A is packed.
+struct Impl {
+  int mr;
+  bool a_int16;  // A packed as int16 (else uint8)
+  KernelFn kernels[kMaxMr + 1];
+};
+
+const Impl kScalarImpl = {4, false, {nullptr, KernelScalar<1>, KernelScalar<2>, KernelScalar<3>, KernelScalar<4>}};
+#ifdef ONYX_INT8_X86
+const Impl kAvx2Impl = {6,
+                        true,
+                        {nullptr, KernelAvx2<1>, KernelAvx2<2>, KernelAvx2<3>, KernelAvx2<4>, KernelAvx2<5>,
+                         KernelAvx2<6>}};
+const Impl kVnniImpl = {6,
+                        false,
+                        {nullptr, KernelVnni512<1>, KernelVnni512<2>, KernelVnni512<3>, KernelVnni512<4>,
+                         KernelVnni512<5>, KernelVnni512<6>}};
+#endif
+
+Path DetectPath() {
+#ifdef ONYX_INT8_X86
+  const fastmath::Isa isa = fastmath::BestIsa();
+  __builtin_cpu_init();
+  if (isa == fastmath::Isa::kAvx512 && __builtin_cpu_supports("avx512vnni")) return Path::kAvx512Vnni;
+  if (isa >= fastmath::Isa::kAvx2) return Path::kAvx2;
+#endif
+  return Path::kScalar;
+}
+
+std::atomic<Path>& ActivePath() {
+  static std::atomic<Path> active{BestPath()};
+  return active;
+}
+
+const Impl& ImplFor(Path p) {
+#ifdef ONYX_INT8_X86
+  if (p == Path::kAvx512Vnni) return kVnniImpl;
+  if (p == Path::kAvx2) return kAvx2Impl;
+#endif
+  (void)p;
+  return kScalarImpl;
+}
+
+// Packs rows [m0, m0 + mr) of A as A' (uint8; int16 when OutT is) in
+// [kp/4][mr][4], zero past K; rowsum[i] = sum over k of A'[m0 + i, k].
+template <typename OutT>
+void PackATile(const uint8_t* a, bool a_signed, int64_t lda, int64_t m0, int mr, int64_t K, int64_t kp, OutT* out,
+               int32_t* rowsum) {
+  const uint8_t flip = a_signed ? 0x80 : 0;
+  for (int i = 0; i < mr; ++i) {
+    const uint8_t* row = a + (m0 + i) * lda;
+    uint32_t sum = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      const uint8_t v = row[k] ^ flip;
+      sum += v;
+      out[(k >> 2) * mr * 4 + i * 4 + (k & 3)] = static_cast<OutT>(v);
+    }
+    for (int64_t k = K; k < kp; ++k) out[(k >> 2) * mr * 4 + i * 4 + (k & 3)] = 0;
+    rowsum[i] = static_cast<int32_t>(sum);
+  }
+}
+
+}  // namespace
+
+struct Access {
+  static const PackedB& Get(const PackedB& b) { return b; }
+  static int64_t kp(const PackedB& b) { return b.kp_; }
+  static const int8_t* panel(const PackedB& b, int64_t p) { return b.data_.data() + p * b.kp_ * kNr; }
+  static const int32_t* col_sums(const PackedB& b) { return b.col_sums_.data(); }
+};
+
+Path BestPath() {
+  static const Path best = DetectPath();
+  return best;
+}
+
+const char* PathName(Path path) {
+  switch (path) {
+    case Path::kAvx512Vnni: return "avx512vnni";
+    case Path::kAvx2: return "avx2";
+    default: return "scalar";
+  }
+}
+
+Path SetPathForTesting(Path path) {
+  if (static_cast<int>(path) > static_cast<int>(BestPath())) path = BestPath();
+  ActivePath().store(path);
+  return path;
+}
+
+PackedB PackedB::Pack(const void* bv, bool b_signed, int64_t K, int64_t N, int64_t ldb, ThreadPool* pool) {
+  PackedB p;
+  p.k_ = K;
+  p.n_ = N;
+  p.kp_ = RoundUp4(K);
+  p.shifted_ = !b_signed;
+  const int64_t panels = (N + kNr - 1) / kNr;
+  p.data_.assign(static_cast<size_t>(panels * p.kp_ * kNr), 0);
+  p.col_sums_.assign(static_cast<size_t>(panels * kNr), 0);
+  const uint8_t* b = static_cast<const uint8_t*>(bv);
+  const uint8_t flip = b_signed ? 0 : 0x80;
+  const int64_t kp = p.kp_;
+  int8_t* data = p.data_.data();
+  int32_t* sums = p.col_sums_.data();
+  ThreadPool::For(pool, panels, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, K * kNr)),
+                  [&](int64_t begin, int64_t end) {
+    for (int64_t pi = begin; pi < end; ++pi) {
+      const int64_t n0 = pi * kNr, nn = std::min(kNr, N - n0);
+      int8_t* out = data + pi * kp * kNr;
+      int32_t* cs = sums + n0;
+      for (int64_t k = 0; k < K; ++k) {
+        const uint8_t* row = b + k * ldb + n0;
+        int8_t* o = out + (k >> 2) * kNr * 4 + (k & 3);
+        for (int64_t j = 0; j < nn; ++j) {
+          const int8_t v = static_cast<int8_t>(row[j] ^ flip);
+          o[j * 4] = v;
+          cs[j] += v;
+        }
+      }
+    }
+  });
+  return p;
+}
+
+void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
+  const int64_t M = g.M, N = b.N(), K = b.K();
+  if (M <= 0 || N <= 0) return;
+  const Impl& impl = ImplFor(ActivePath().load(std::memory_order_relaxed));
+  const int64_t kp = Access::kp(b), k4 = kp / 4;
+  const int MR = impl.mr;
+  const int64_t tiles = (M + MR - 1) / MR;
+  const size_t esz = impl.a_int16 ? sizeof(int16_t) : sizeof(uint8_t);
+  const int64_t tile_stride = kp * MR * static_cast<int64_t>(esz);  // bytes of packed A per tile
+
+  // A', packed per micro-tile, and its row sums.
+  std::vector<uint8_t> apk(static_cast<size_t>(tiles * tile_stride));
+  std::vector<int32_t> rowsum(static_cast<size_t>(M));
+  const uint8_t* a = static_cast<const uint8_t*>(g.a);
+  ThreadPool::For(pool, tiles, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, K * MR)),
+                  [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t m0 = t * MR;
+      const int mr = static_cast<int>(std::min<int64_t>(MR, M - m0));
+      uint8_t* dst = apk.data() + t * tile_stride;
+      if (impl.a_int16)
+        PackATile(a, g.a_signed, g.lda, m0, mr, K, kp, reinterpret_cast<int16_t*>(dst), rowsum.data() + m0);
+      else
+        PackATile(a, g.a_signed, g.lda, m0, mr, K, kp, dst, rowsum.data() + m0);
+    }
+  });
+
+  // Zero points of A' and B', and cb[n] = colsum B'[n] - K zb'[n]; all
+  // arithmetic wraps mod 2^32 (unsigned), as the sums themselves do.
+  std::vector<uint32_t> zam(static_cast<size_t>(M)), zbn(static_cast<size_t>(N)), cb(static_cast<size_t>(N));
+  for (int64_t m = 0; m < M; ++m)
+    zam[m] = static_cast<uint32_t>((g.za ? g.za[g.za_per_row ? m : 0] : 0) + (g.a_signed ? 128 : 0));
+  const int32_t* cs = Access::col_sums(b);
+  for (int64_t n = 0; n < N; ++n) {
+    zbn[n] = static_cast<uint32_t>((g.zb ? g.zb[g.zb_per_column ? n : 0] : 0) - (b.shifted() ? 128 : 0));
+    cb[n] = static_cast<uint32_t>(cs[n]) - static_cast<uint32_t>(K) * zbn[n];
+  }
+
+  const int64_t panels = (N + kNr - 1) / kNr;
+  const int64_t tiles_per_task = std::min<int64_t>(tiles, 16);
+  const int64_t mchunks = (tiles + tiles_per_task - 1) / tiles_per_task;
+  const int64_t tasks = panels * mchunks;
+  const int64_t task_work = tiles_per_task * MR * kNr * std::max<int64_t>(kp, 1);
+  ThreadPool::For(pool, tasks, std::max<int64_t>(1, (1 << 20) / task_work), [&](int64_t begin, int64_t end) {
+    std::vector<int32_t> acc(static_cast<size_t>(tiles_per_task * MR * kNr));
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t pi = task / mchunks, t0 = (task % mchunks) * tiles_per_task;
+      const int64_t t1 = std::min(tiles, t0 + tiles_per_task);
+      const int8_t* panel = Access::panel(b, pi);
+      if (k4 == 0) std::fill(acc.begin(), acc.end(), 0);
+      for (int64_t kb = 0; kb < k4; kb += kKc / 4) {
+        const int64_t kn = std::min(kKc / 4, k4 - kb);
+        for (int64_t t = t0; t < t1; ++t) {
+          const int mr = static_cast<int>(std::min<int64_t>(MR, M - t * MR));
+          impl.kernels[mr](apk.data() + t * tile_stride + kb * mr * 4 * static_cast<int64_t>(esz),
+                           panel + kb * kNr * 4, kn, acc.data() + (t - t0) * MR * kNr, kb > 0);
+        }
+      }
+      const int64_t n0 = pi * kNr, n1 = std::min(N, n0 + kNr);
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t m0 = t * MR, m1 = std::min(M, m0 + MR);
+        int32_t* tile = acc.data() + (t - t0) * MR * kNr;
+        for (int64_t m = m0; m < m1; ++m) {
+          uint32_t* r = reinterpret_cast<uint32_t*>(tile + (m - m0) * kNr);
+          const uint32_t za = zam[m], rs = static_cast<uint32_t>(rowsum[m]);
+          for (int64_t n = n0; n < n1; ++n) r[n - n0] -= za * cb[n] + zbn[n] * rs;
+        }
+        if (g.epilogue) {
+          g.epilogue(m0, m1, n0, n1, tile, kNr);
+        } else {
+          for (int64_t m = m0; m < m1; ++m)
+            std::memcpy(g.c + m * g.ldc + n0, tile + (m - m0) * kNr, static_cast<size_t>(n1 - n0) * sizeof(int32_t));
+        }
+      }
+    }
+  });
+}
+
+}  // namespace int8gemm
+}  // namespace onyx
