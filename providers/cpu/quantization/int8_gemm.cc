@@ -329,5 +329,37 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
   });
 }
 
+namespace {
+
+// Packs the `mats` [K, N] matrices of `b` into *out.
+void PackAll(const Tensor& b, int64_t K, int64_t N, int64_t mats, ThreadPool* pool, std::vector<PackedB>* out) {
+  out->clear();
+  const uint8_t* p = static_cast<const uint8_t*>(b.raw());
+  for (int64_t i = 0; i < mats; ++i)
+    out->push_back(PackedB::Pack(p + i * K * N, b.type() == ElemType::kInt8, K, N, N, pool));
+}
+
+}  // namespace
+
+void PackedWeights::Init(const KernelInfo& info, int index) {
+  const Tensor* b = info.ConstantInput(index);
+  if (b == nullptr || (b->type() != ElemType::kInt8 && b->type() != ElemType::kUint8) || b->rank() == 0) return;
+  const Dims& d = b->dims();
+  const int64_t K = d.size() == 1 ? d[0] : d[d.size() - 2], N = d.size() == 1 ? 1 : d.back();
+  PackAll(*b, K, N, K * N == 0 ? 0 : b->size() / (K * N), nullptr, &packed_);
+  source_ = b->raw();
+  dims_ = d;
+  type_ = b->type();
+}
+
+const std::vector<PackedB>& PackedWeights::Get(const Tensor& b, int64_t K, int64_t N, int64_t mats, ThreadPool* pool,
+                                               std::vector<PackedB>* scratch) const {
+  if (source_ != nullptr && b.raw() == source_ && b.dims() == dims_ && b.type() == type_ &&
+      static_cast<int64_t>(packed_.size()) == mats && (mats == 0 || (packed_[0].K() == K && packed_[0].N() == N)))
+    return packed_;
+  PackAll(b, K, N, mats, pool, scratch);
+  return *scratch;
+}
+
 }  // namespace int8gemm
 }  // namespace onyx

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/framework/thread_pool.h"
+#include "providers/kernel.h"
 
 namespace onyx {
 namespace int8gemm {
@@ -80,6 +81,24 @@ struct GemmArgs {
 // C = (A - za) x (B - zb) with B packed; `pool` (may be null) runs blocks of
 // C in parallel.
 void Gemm(const GemmArgs& args, const PackedB& b, ThreadPool* pool);
+
+// The B input of a matrix-product kernel ([..., K, N] int8 or uint8; 1-D is
+// [K, 1]), packed once at Init when it is a constant initializer.
+class PackedWeights {
+ public:
+  // Packs input `index` of the node if it is a constant int8/uint8 tensor.
+  void Init(const KernelInfo& info, int index);
+  // The `mats` packed [K, N] matrices of `b`: the ones packed at Init when
+  // `b` is that constant, else packed now into *scratch.
+  const std::vector<PackedB>& Get(const Tensor& b, int64_t K, int64_t N, int64_t mats, ThreadPool* pool,
+                                  std::vector<PackedB>* scratch) const;
+
+ private:
+  const void* source_ = nullptr;
+  Dims dims_;
+  ElemType type_ = ElemType::kUndefined;
+  std::vector<PackedB> packed_;
+};
 
 }  // namespace int8gemm
 }  // namespace onyx
