@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 
 #include "providers/cpu/common/fast_math.h"
@@ -48,6 +49,7 @@ void KernelScalar(const void* ap, const int8_t* b, int64_t k4, int32_t* tile, bo
 
 #define ONYX_INT8_AVX2 __attribute__((target("avx2")))
 #define ONYX_INT8_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2")))
+#define ONYX_INT8_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2")))
 
 inline uint32_t Load32(const void* p) {
   uint32_t v;
@@ -190,6 +192,121 @@ void PackATile(const uint8_t* a, bool a_signed, int64_t lda, int64_t m0, int mr,
 }
 
 }  // namespace
+
+namespace {
+
+typedef float F4 __attribute__((vector_size(16)));
+typedef int32_t I4 __attribute__((vector_size(16)));
+typedef float F8 __attribute__((vector_size(32)));
+typedef int32_t I8 __attribute__((vector_size(32)));
+typedef float F16 __attribute__((vector_size(64)));
+typedef int32_t I16 __attribute__((vector_size(64)));
+
+// DynamicQuantizeLinear's two passes over W floats at a time (GCC vector
+// types: SSE2, AVX2 or AVX-512 code from one template).
+template <typename F, typename I>
+struct QuantBody {
+  static constexpr int W = sizeof(F) / sizeof(float);
+
+  // min, max, and a value that is NaN once some x is inf or NaN.
+  static inline __attribute__((always_inline)) void Range(const float* x, int64_t n, float* lo, float* hi,
+                                                         float* bad) {
+    F vlo = F{} + 0.f, vhi = vlo, vbad = vlo;
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+      F v;
+      std::memcpy(&v, x + i, sizeof(v));
+      vlo = v < vlo ? v : vlo;
+      vhi = v > vhi ? v : vhi;
+      vbad += v - v;
+    }
+    float l = 0.f, h = 0.f, b = 0.f;
+    for (int k = 0; k < W; ++k) {
+      l = vlo[k] < l ? vlo[k] : l;
+      h = vhi[k] > h ? vhi[k] : h;
+      b += vbad[k];
+    }
+    for (; i < n; ++i) {
+      l = x[i] < l ? x[i] : l;
+      h = x[i] > h ? x[i] : h;
+      b += x[i] - x[i];
+    }
+    *lo = l;
+    *hi = h;
+    *bad = b;
+  }
+
+  // Adding and taking away 1.5 * 2^23 rounds half to even (|x / s| < 2^22).
+  static inline __attribute__((always_inline)) void Quantize(const float* x, int64_t n, float s, float zp,
+                                                            uint8_t* q) {
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+      F v;
+      std::memcpy(&v, x + i, sizeof(v));
+      v = ((v / s + 12582912.f) - 12582912.f) + zp;
+      v = v < 0.f ? F{} + 0.f : v;
+      v = v > 255.f ? F{} + 255.f : v;
+      const I r = __builtin_convertvector(v, I);
+      for (int k = 0; k < W; ++k) q[i + k] = static_cast<uint8_t>(r[k]);
+    }
+    for (; i < n; ++i) {
+      float v = ((x[i] / s + 12582912.f) - 12582912.f) + zp;
+      v = v < 0.f ? 0.f : (v > 255.f ? 255.f : v);
+      q[i] = static_cast<uint8_t>(static_cast<int32_t>(v));
+    }
+  }
+};
+
+void RangeBase(const float* x, int64_t n, float* lo, float* hi, float* bad) { QuantBody<F4, I4>::Range(x, n, lo, hi, bad); }
+void QuantizeBase(const float* x, int64_t n, float s, float zp, uint8_t* q) { QuantBody<F4, I4>::Quantize(x, n, s, zp, q); }
+#ifdef ONYX_INT8_X86
+ONYX_INT8_AVX2 void RangeAvx2(const float* x, int64_t n, float* lo, float* hi, float* bad) {
+  QuantBody<F8, I8>::Range(x, n, lo, hi, bad);
+}
+ONYX_INT8_AVX2 void QuantizeAvx2(const float* x, int64_t n, float s, float zp, uint8_t* q) {
+  QuantBody<F8, I8>::Quantize(x, n, s, zp, q);
+}
+ONYX_INT8_AVX512 void RangeAvx512(const float* x, int64_t n, float* lo, float* hi, float* bad) {
+  QuantBody<F16, I16>::Range(x, n, lo, hi, bad);
+}
+ONYX_INT8_AVX512 void QuantizeAvx512(const float* x, int64_t n, float s, float zp, uint8_t* q) {
+  QuantBody<F16, I16>::Quantize(x, n, s, zp, q);
+}
+#endif
+
+}  // namespace
+
+int64_t DynamicQuantizeParams(const float* x, int64_t n, float* scale, int32_t* zero_point) {
+  float lo = 0.f, hi = 0.f, bad = 0.f;
+  const fastmath::Isa isa = fastmath::BestIsa();
+#ifdef ONYX_INT8_X86
+  if (isa == fastmath::Isa::kAvx512) RangeAvx512(x, n, &lo, &hi, &bad);
+  else if (isa == fastmath::Isa::kAvx2) RangeAvx2(x, n, &lo, &hi, &bad);
+  else RangeBase(x, n, &lo, &hi, &bad);
+#else
+  (void)isa;
+  RangeBase(x, n, &lo, &hi, &bad);
+#endif
+  if (bad != 0.f) {
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(x[i])) return i;
+  }
+  const float s = hi == lo ? 1.f : (hi - lo) / 255.f;
+  *scale = s;
+  *zero_point = static_cast<int32_t>(std::nearbyint(std::max(0.f, std::min(255.f, 0.f - lo / s))));
+  return -1;
+}
+
+void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* q) {
+  const float zp = static_cast<float>(zero_point);
+  const fastmath::Isa isa = fastmath::BestIsa();
+#ifdef ONYX_INT8_X86
+  if (isa == fastmath::Isa::kAvx512) return QuantizeAvx512(x, n, scale, zp, q);
+  if (isa == fastmath::Isa::kAvx2) return QuantizeAvx2(x, n, scale, zp, q);
+#endif
+  (void)isa;
+  QuantizeBase(x, n, scale, zp, q);
+}
 
 struct Access {
   static const PackedB& Get(const PackedB& b) { return b; }

@@ -82,6 +82,15 @@ struct GemmArgs {
 // C in parallel.
 void Gemm(const GemmArgs& args, const PackedB& b, ThreadPool* pool);
 
+// DynamicQuantizeLinear's parameters for x[0, n): the range [min(0, min x),
+// max(0, max x)], scale (hi - lo) / 255 (1 when hi == lo, as onnxruntime),
+// zero point round_half_even(-lo / scale) within [0, 255]. Returns the flat
+// index of the first value that is not finite, or -1 (then sets both).
+int64_t DynamicQuantizeParams(const float* x, int64_t n, float* scale, int32_t* zero_point);
+// q[i] = saturate_u8(round_half_even(x[i] / scale) + zero_point), for the
+// parameters above (|x[i] / scale| <= 255). Vectorized on every path.
+void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* q);
+
 // The B input of a matrix-product kernel ([..., K, N] int8 or uint8; 1-D is
 // [K, 1]), packed once at Init when it is a constant initializer.
 class PackedWeights {

@@ -64,38 +64,6 @@ Status ReadZeroPoints(const Tensor* z, const Tensor& of, const char* op, int ind
   });
 }
 
-// DynamicQuantizeLinear of a[0, n) to uint8: range widened to hold 0, scale
-// (max - min) / 255, zero point and values rounded half to even. A value that
-// is not finite is an error naming its flat index.
-Status QuantizeDynamic(const float* a, int64_t n, const char* op, std::vector<uint8_t>* q, float* scale,
-                       int32_t* zero_point) {
-  float lo = 0.f, hi = 0.f, bad = 0.f;
-  for (int64_t i = 0; i < n; ++i) {
-    lo = a[i] < lo ? a[i] : lo;
-    hi = a[i] > hi ? a[i] : hi;
-    bad += a[i] - a[i];  // NaN once any value is inf or NaN
-  }
-  if (bad != 0.f) {
-    for (int64_t i = 0; i < n; ++i)
-      ONYX_CHECK_ARG(std::isfinite(a[i]), op, ": input 0 (A) holds ", a[i], " at flat index ", i,
-                     ", which cannot be quantized");
-  }
-  const float s = hi == lo ? 1.f : (hi - lo) / 255.f;
-  const float zp = std::nearbyint(std::max(0.f, std::min(255.f, 0.f - lo / s)));
-  q->resize(static_cast<size_t>(n));
-  uint8_t* out = q->data();
-  // |a / s| <= 255 here, so adding and taking away 1.5 * 2^23 rounds half
-  // to even as nearbyint does, in a loop the compiler vectorizes.
-  for (int64_t i = 0; i < n; ++i) {
-    float v = ((a[i] / s + 12582912.f) - 12582912.f) + zp;
-    v = v < 0.f ? 0.f : (v > 255.f ? 255.f : v);
-    out[i] = static_cast<uint8_t>(static_cast<int32_t>(v));
-  }
-  *scale = s;
-  *zero_point = static_cast<int32_t>(zp);
-  return Status::OK();
-}
-
 class MatMulIntegerToFloatKernel final : public OpKernel {
  public:
   explicit MatMulIntegerToFloatKernel(bool dynamic) : dynamic_(dynamic) {}
@@ -145,7 +113,12 @@ class MatMulIntegerToFloatKernel final : public OpKernel {
     int32_t a_zero = 0;
     float a_scale = 1.f;
     if (dynamic_) {
-      ONYX_RETURN_IF_ERROR(QuantizeDynamic(A->data<float>(), a_count, op, &a_quant, &a_scale, &a_zero));
+      const float* a = A->data<float>();
+      const int64_t bad = int8gemm::DynamicQuantizeParams(a, a_count, &a_scale, &a_zero);
+      ONYX_CHECK_ARG(bad < 0, op, ": input 0 (A) holds ", bad < 0 ? 0.f : a[bad], " at flat index ", bad,
+                     ", which cannot be quantized");
+      a_quant.resize(static_cast<size_t>(a_count));
+      int8gemm::QuantizeU8(a, a_count, a_scale, a_zero, a_quant.data());
       a_data = a_quant.data();
       a_signed = false;
     } else {
