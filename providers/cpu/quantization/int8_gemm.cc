@@ -129,20 +129,76 @@ ONYX_INT8_AVX2 void KernelAvx2(const void* ap, const int8_t* b, int64_t k4, int3
 
 #endif  // ONYX_INT8_X86
 
+// Packs rows [m0, m0 + mr) of A as A' (uint8; int16 when OutT is) in
+// [kp/4][mr][4], zero past K; rowsum[i] = sum over k of A'[m0 + i, k].
+template <typename OutT>
+inline __attribute__((always_inline)) void PackABody(const uint8_t* a, bool a_signed, int64_t lda, int64_t m0, int mr,
+                                                    int64_t K, int64_t kp, OutT* out, int32_t* rowsum) {
+  const uint8_t flip = a_signed ? 0x80 : 0;
+  const int64_t kfull = K & ~int64_t{3};
+  for (int i = 0; i < mr; ++i) {
+    const uint8_t* row = a + (m0 + i) * lda;
+    uint32_t sum = 0;
+    for (int64_t k = 0; k < K; ++k) sum += static_cast<uint8_t>(row[k] ^ flip);
+    rowsum[i] = static_cast<int32_t>(sum);
+    OutT* o = out + i * 4;
+    for (int64_t k = 0; k < kfull; k += 4, o += mr * 4)
+      for (int j = 0; j < 4; ++j) o[j] = static_cast<OutT>(static_cast<uint8_t>(row[k + j] ^ flip));
+    for (int64_t k = kfull; k < kp; ++k) o[k - kfull] = k < K ? static_cast<OutT>(static_cast<uint8_t>(row[k] ^ flip)) : 0;
+  }
+}
+
+// tile[i][j] -= za[i] * cb[j] + zb[j] * rs[i] (mod 2^32), the zero points'
+// share of rows [0, rows) and columns [0, cols) of a [.][kNr] tile.
+inline __attribute__((always_inline)) void CorrectBody(int32_t* tile, int64_t rows, int64_t cols, const uint32_t* za,
+                                                      const uint32_t* rs, const uint32_t* cb, const uint32_t* zb) {
+  for (int64_t i = 0; i < rows; ++i) {
+    uint32_t* r = reinterpret_cast<uint32_t*>(tile + i * kNr);
+    const uint32_t zai = za[i], rsi = rs[i];
+    for (int64_t j = 0; j < cols; ++j) r[j] -= zai * cb[j] + zb[j] * rsi;
+  }
+}
+
+using PackAFn = void (*)(const uint8_t*, bool, int64_t, int64_t, int, int64_t, int64_t, void*, int32_t*);
+using CorrectFn = void (*)(int32_t*, int64_t, int64_t, const uint32_t*, const uint32_t*, const uint32_t*,
+                           const uint32_t*);
+
+// Per path: the A packing of its A type, and the correction, compiled for
+// its instruction set.
+#define ONYX_INT8_HELPERS(NAME, ATTR, ATYPE)                                                                     \
+  ATTR void PackA##NAME(const uint8_t* a, bool s, int64_t lda, int64_t m0, int mr, int64_t K, int64_t kp,      \
+                        void* out, int32_t* rowsum) {                                                         \
+    PackABody(a, s, lda, m0, mr, K, kp, static_cast<ATYPE*>(out), rowsum);                                    \
+  }                                                                                                           \
+  ATTR void Correct##NAME(int32_t* t, int64_t rows, int64_t cols, const uint32_t* za, const uint32_t* rs,     \
+                          const uint32_t* cb, const uint32_t* zb) {                                           \
+    CorrectBody(t, rows, cols, za, rs, cb, zb);                                                               \
+  }
+
+ONYX_INT8_HELPERS(Base, , uint8_t)
+#ifdef ONYX_INT8_X86
+ONYX_INT8_HELPERS(Avx2, ONYX_INT8_AVX2, int16_t)
+ONYX_INT8_HELPERS(Avx512, ONYX_INT8_AVX512, uint8_t)
+#endif
+
 // One path: its micro-kernels by row count (1..mr) and how A is packed.
 struct Impl {
   int mr;
   bool a_int16;  // A packed as int16 (else uint8)
+  PackAFn pack_a;
+  CorrectFn correct;
   KernelFn kernels[kMaxMr + 1];
 };
 
-const Impl kScalarImpl = {4, false, {nullptr, KernelScalar<1>, KernelScalar<2>, KernelScalar<3>, KernelScalar<4>}};
+const Impl kScalarImpl = {4, false, PackABase, CorrectBase, {nullptr, KernelScalar<1>, KernelScalar<2>, KernelScalar<3>, KernelScalar<4>}};
 #ifdef ONYX_INT8_X86
 // 4 rows: 8 accumulators, 2 B vectors, A and the products stay in AVX2's
 // 16 ymm (GCC spills at 5 and 6 rows, measured ~35% slower).
-const Impl kAvx2Impl = {4, true, {nullptr, KernelAvx2<1>, KernelAvx2<2>, KernelAvx2<3>, KernelAvx2<4>}};
+const Impl kAvx2Impl = {4, true, PackAAvx2, CorrectAvx2, {nullptr, KernelAvx2<1>, KernelAvx2<2>, KernelAvx2<3>, KernelAvx2<4>}};
 const Impl kVnniImpl = {6,
                         false,
+                        PackAAvx512,
+                        CorrectAvx512,
                         {nullptr, KernelVnni512<1>, KernelVnni512<2>, KernelVnni512<3>, KernelVnni512<4>,
                          KernelVnni512<5>, KernelVnni512<6>}};
 #endif
@@ -169,25 +225,6 @@ const Impl& ImplFor(Path p) {
 #endif
   (void)p;
   return kScalarImpl;
-}
-
-// Packs rows [m0, m0 + mr) of A as A' (uint8; int16 when OutT is) in
-// [kp/4][mr][4], zero past K; rowsum[i] = sum over k of A'[m0 + i, k].
-template <typename OutT>
-void PackATile(const uint8_t* a, bool a_signed, int64_t lda, int64_t m0, int mr, int64_t K, int64_t kp, OutT* out,
-               int32_t* rowsum) {
-  const uint8_t flip = a_signed ? 0x80 : 0;
-  for (int i = 0; i < mr; ++i) {
-    const uint8_t* row = a + (m0 + i) * lda;
-    uint32_t sum = 0;
-    for (int64_t k = 0; k < K; ++k) {
-      const uint8_t v = row[k] ^ flip;
-      sum += v;
-      out[(k >> 2) * mr * 4 + i * 4 + (k & 3)] = static_cast<OutT>(v);
-    }
-    for (int64_t k = K; k < kp; ++k) out[(k >> 2) * mr * 4 + i * 4 + (k & 3)] = 0;
-    rowsum[i] = static_cast<int32_t>(sum);
-  }
 }
 
 }  // namespace
@@ -386,11 +423,7 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t m0 = t * MR;
       const int mr = static_cast<int>(std::min<int64_t>(MR, M - m0));
-      uint8_t* dst = apk.data() + t * tile_stride;
-      if (impl.a_int16)
-        PackATile(a, g.a_signed, g.lda, m0, mr, K, kp, reinterpret_cast<int16_t*>(dst), rowsum.data() + m0);
-      else
-        PackATile(a, g.a_signed, g.lda, m0, mr, K, kp, dst, rowsum.data() + m0);
+      impl.pack_a(a, g.a_signed, g.lda, m0, mr, K, kp, apk.data() + t * tile_stride, rowsum.data() + m0);
     }
   });
 
@@ -429,11 +462,8 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t m0 = t * MR, m1 = std::min(M, m0 + MR);
         int32_t* tile = acc.data() + (t - t0) * MR * kNr;
-        for (int64_t m = m0; m < m1; ++m) {
-          uint32_t* r = reinterpret_cast<uint32_t*>(tile + (m - m0) * kNr);
-          const uint32_t za = zam[m], rs = static_cast<uint32_t>(rowsum[m]);
-          for (int64_t n = n0; n < n1; ++n) r[n - n0] -= za * cb[n] + zbn[n] * rs;
-        }
+        impl.correct(tile, m1 - m0, n1 - n0, zam.data() + m0, reinterpret_cast<const uint32_t*>(rowsum.data()) + m0,
+                     cb.data() + n0, zbn.data() + n0);
         if (g.epilogue) {
           g.epilogue(m0, m1, n0, n1, tile, kNr);
         } else {
