@@ -163,8 +163,48 @@ using PackAFn = void (*)(const uint8_t*, bool, int64_t, int64_t, int, int64_t, i
 using CorrectFn = void (*)(int32_t*, int64_t, int64_t, const uint32_t*, const uint32_t*, const uint32_t*,
                            const uint32_t*);
 
-// Per path: the A packing of its A type, and the correction, compiled for
-// its instruction set.
+// Columns [n0, n0 + nn) of B' (B ^ flip) as one panel: out [kp/4][kNr][4],
+// every byte written (zero past K and past nn); cs[j] = their column sums.
+inline __attribute__((always_inline)) void PackPanelBody(const uint8_t* b, int64_t ldb, int64_t K, int64_t kp, int64_t n0, int64_t nn, uint8_t flip,
+               int8_t* out, int32_t* cs) {
+  for (int64_t j = 0; j < kNr; ++j) cs[j] = 0;
+  for (int64_t k = 0; k < K; ++k) {
+    const uint8_t* row = b + k * ldb + n0;
+    for (int64_t j = 0; j < nn; ++j) cs[j] += static_cast<int8_t>(row[j] ^ flip);
+  }
+  for (int64_t k0 = 0; k0 < kp; k0 += 4) {
+    int8_t* o = out + k0 * kNr;
+    const uint8_t* r0 = b + k0 * ldb + n0;
+#ifdef ONYX_INT8_X86
+    if (k0 + 4 <= K && nn == kNr) {
+      // 4 rows x 16 columns -> 16 columns x 4 rows, by byte then word unpacks (SSE2).
+      const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+      for (int64_t j = 0; j < kNr; j += 16) {
+        auto row = [&](int64_t i) {
+          return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r0 + i * ldb + j)), f);
+        };
+        const __m128i a = row(0), bb = row(1), c = row(2), d = row(3);
+        const __m128i ab_lo = _mm_unpacklo_epi8(a, bb), ab_hi = _mm_unpackhi_epi8(a, bb);
+        const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+        __m128i* dst = reinterpret_cast<__m128i*>(o + j * 4);
+        _mm_storeu_si128(dst, _mm_unpacklo_epi16(ab_lo, cd_lo));
+        _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
+        _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
+        _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+      }
+      continue;
+    }
+#endif
+    for (int64_t j = 0; j < kNr; ++j)
+      for (int64_t kk = 0; kk < 4; ++kk)
+        o[j * 4 + kk] = (j < nn && k0 + kk < K) ? static_cast<int8_t>(r0[kk * ldb + j] ^ flip) : 0;
+  }
+}
+
+using PackPanelFn = void (*)(const uint8_t*, int64_t, int64_t, int64_t, int64_t, int64_t, uint8_t, int8_t*, int32_t*);
+
+// Per path: the A packing of its A type, B's panel packing and the
+// correction, compiled for its instruction set.
 #define ONYX_INT8_HELPERS(NAME, ATTR, ATYPE)                                                                     \
   ATTR void PackA##NAME(const uint8_t* a, bool s, int64_t lda, int64_t m0, int mr, int64_t K, int64_t kp,      \
                         void* out, int32_t* rowsum) {                                                         \
@@ -173,6 +213,10 @@ using CorrectFn = void (*)(int32_t*, int64_t, int64_t, const uint32_t*, const ui
   ATTR void Correct##NAME(int32_t* t, int64_t rows, int64_t cols, const uint32_t* za, const uint32_t* rs,     \
                           const uint32_t* cb, const uint32_t* zb) {                                           \
     CorrectBody(t, rows, cols, za, rs, cb, zb);                                                               \
+  }                                                                                                           \
+  ATTR void PackPanel##NAME(const uint8_t* b, int64_t ldb, int64_t K, int64_t kp, int64_t n0, int64_t nn,     \
+                            uint8_t flip, int8_t* out, int32_t* cs) {                                         \
+    PackPanelBody(b, ldb, K, kp, n0, nn, flip, out, cs);                                                      \
   }
 
 ONYX_INT8_HELPERS(Base, , uint8_t)
@@ -187,18 +231,20 @@ struct Impl {
   bool a_int16;  // A packed as int16 (else uint8)
   PackAFn pack_a;
   CorrectFn correct;
+  PackPanelFn pack_panel;
   KernelFn kernels[kMaxMr + 1];
 };
 
-const Impl kScalarImpl = {4, false, PackABase, CorrectBase, {nullptr, KernelScalar<1>, KernelScalar<2>, KernelScalar<3>, KernelScalar<4>}};
+const Impl kScalarImpl = {4, false, PackABase, CorrectBase, PackPanelBase, {nullptr, KernelScalar<1>, KernelScalar<2>, KernelScalar<3>, KernelScalar<4>}};
 #ifdef ONYX_INT8_X86
 // 4 rows: 8 accumulators, 2 B vectors, A and the products stay in AVX2's
 // 16 ymm (GCC spills at 5 and 6 rows, measured ~35% slower).
-const Impl kAvx2Impl = {4, true, PackAAvx2, CorrectAvx2, {nullptr, KernelAvx2<1>, KernelAvx2<2>, KernelAvx2<3>, KernelAvx2<4>}};
+const Impl kAvx2Impl = {4, true, PackAAvx2, CorrectAvx2, PackPanelAvx2, {nullptr, KernelAvx2<1>, KernelAvx2<2>, KernelAvx2<3>, KernelAvx2<4>}};
 const Impl kVnniImpl = {6,
                         false,
                         PackAAvx512,
                         CorrectAvx512,
+                        PackPanelAvx512,
                         {nullptr, KernelVnni512<1>, KernelVnni512<2>, KernelVnni512<3>, KernelVnni512<4>,
                          KernelVnni512<5>, KernelVnni512<6>}};
 #endif
@@ -347,7 +393,7 @@ void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint
 struct Access {
   static const PackedB& Get(const PackedB& b) { return b; }
   static int64_t kp(const PackedB& b) { return b.kp_; }
-  static const int8_t* panel(const PackedB& b, int64_t p) { return b.data_.data() + p * b.kp_ * kNr; }
+  static const int8_t* panel(const PackedB& b, int64_t p) { return b.data_.get() + p * b.kp_ * kNr; }
   static const int32_t* col_sums(const PackedB& b) { return b.col_sums_.data(); }
 };
 
@@ -370,38 +416,36 @@ Path SetPathForTesting(Path path) {
   return path;
 }
 
-PackedB PackedB::Pack(const void* bv, bool b_signed, int64_t K, int64_t N, int64_t ldb, ThreadPool* pool) {
+PackedB PackedB::Pack(const void* b, bool b_signed, int64_t K, int64_t N, int64_t ldb, ThreadPool* pool) {
   PackedB p;
+  p.Repack(b, b_signed, K, N, ldb, pool);
+  return p;
+}
+
+void PackedB::Repack(const void* bv, bool b_signed, int64_t K, int64_t N, int64_t ldb, ThreadPool* pool) {
+  PackedB& p = *this;
   p.k_ = K;
   p.n_ = N;
   p.kp_ = RoundUp4(K);
   p.shifted_ = !b_signed;
   const int64_t panels = (N + kNr - 1) / kNr;
-  p.data_.assign(static_cast<size_t>(panels * p.kp_ * kNr), 0);
-  p.col_sums_.assign(static_cast<size_t>(panels * kNr), 0);
+  p.data_size_ = static_cast<size_t>(panels * p.kp_ * kNr);
+  if (p.data_size_ > p.data_capacity_) {
+    p.data_.reset(new int8_t[p.data_size_]);  // every byte is written below
+    p.data_capacity_ = p.data_size_;
+  }
+  p.col_sums_.resize(static_cast<size_t>(panels * kNr));
   const uint8_t* b = static_cast<const uint8_t*>(bv);
   const uint8_t flip = b_signed ? 0 : 0x80;
   const int64_t kp = p.kp_;
-  int8_t* data = p.data_.data();
+  int8_t* data = p.data_.get();
   int32_t* sums = p.col_sums_.data();
+  const PackPanelFn pack_panel = ImplFor(ActivePath().load(std::memory_order_relaxed)).pack_panel;
   ThreadPool::For(pool, panels, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, K * kNr)),
                   [&](int64_t begin, int64_t end) {
-    for (int64_t pi = begin; pi < end; ++pi) {
-      const int64_t n0 = pi * kNr, nn = std::min(kNr, N - n0);
-      int8_t* out = data + pi * kp * kNr;
-      int32_t* cs = sums + n0;
-      for (int64_t k = 0; k < K; ++k) {
-        const uint8_t* row = b + k * ldb + n0;
-        int8_t* o = out + (k >> 2) * kNr * 4 + (k & 3);
-        for (int64_t j = 0; j < nn; ++j) {
-          const int8_t v = static_cast<int8_t>(row[j] ^ flip);
-          o[j * 4] = v;
-          cs[j] += v;
-        }
-      }
-    }
+    for (int64_t pi = begin; pi < end; ++pi)
+      pack_panel(b, ldb, K, kp, pi * kNr, std::min(kNr, N - pi * kNr), flip, data + pi * kp * kNr, sums + pi * kNr);
   });
-  return p;
 }
 
 void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
@@ -415,15 +459,23 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
   const int64_t tile_stride = kp * MR * static_cast<int64_t>(esz);  // bytes of packed A per tile
 
   // A', packed per micro-tile, and its row sums.
-  std::vector<uint8_t> apk(static_cast<size_t>(tiles * tile_stride));
-  std::vector<int32_t> rowsum(static_cast<size_t>(M));
+  // Scratch kept per thread across calls: no page faults for fresh buffers
+  // on every run.
+  // Lambdas below run on other threads: they use these pointers, never the
+  // thread_local names (which would name the other thread's buffers).
+  thread_local std::vector<uint8_t> apk_buffer;
+  thread_local std::vector<int32_t> rowsum_buffer;
+  apk_buffer.resize(static_cast<size_t>(tiles * tile_stride));
+  rowsum_buffer.resize(static_cast<size_t>(M));
+  uint8_t* const apk = apk_buffer.data();
+  int32_t* const rowsum = rowsum_buffer.data();
   const uint8_t* a = static_cast<const uint8_t*>(g.a);
   ThreadPool::For(pool, tiles, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, K * MR)),
                   [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t m0 = t * MR;
       const int mr = static_cast<int>(std::min<int64_t>(MR, M - m0));
-      impl.pack_a(a, g.a_signed, g.lda, m0, mr, K, kp, apk.data() + t * tile_stride, rowsum.data() + m0);
+      impl.pack_a(a, g.a_signed, g.lda, m0, mr, K, kp, apk + t * tile_stride, rowsum + m0);
     }
   });
 
@@ -444,7 +496,8 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
   const int64_t tasks = panels * mchunks;
   const int64_t task_work = tiles_per_task * MR * kNr * std::max<int64_t>(kp, 1);
   ThreadPool::For(pool, tasks, std::max<int64_t>(1, (1 << 20) / task_work), [&](int64_t begin, int64_t end) {
-    std::vector<int32_t> acc(static_cast<size_t>(tiles_per_task * MR * kNr));
+    thread_local std::vector<int32_t> acc;
+    acc.resize(static_cast<size_t>(tiles_per_task * MR * kNr));
     for (int64_t task = begin; task < end; ++task) {
       const int64_t pi = task / mchunks, t0 = (task % mchunks) * tiles_per_task;
       const int64_t t1 = std::min(tiles, t0 + tiles_per_task);
@@ -454,7 +507,7 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
         const int64_t kn = std::min(kKc / 4, k4 - kb);
         for (int64_t t = t0; t < t1; ++t) {
           const int mr = static_cast<int>(std::min<int64_t>(MR, M - t * MR));
-          impl.kernels[mr](apk.data() + t * tile_stride + kb * mr * 4 * static_cast<int64_t>(esz),
+          impl.kernels[mr](apk + t * tile_stride + kb * mr * 4 * static_cast<int64_t>(esz),
                            panel + kb * kNr * 4, kn, acc.data() + (t - t0) * MR * kNr, kb > 0);
         }
       }
@@ -462,7 +515,7 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t m0 = t * MR, m1 = std::min(M, m0 + MR);
         int32_t* tile = acc.data() + (t - t0) * MR * kNr;
-        impl.correct(tile, m1 - m0, n1 - n0, zam.data() + m0, reinterpret_cast<const uint32_t*>(rowsum.data()) + m0,
+        impl.correct(tile, m1 - m0, n1 - n0, zam.data() + m0, reinterpret_cast<const uint32_t*>(rowsum) + m0,
                      cb.data() + n0, zbn.data() + n0);
         if (g.epilogue) {
           g.epilogue(m0, m1, n0, n1, tile, kNr);

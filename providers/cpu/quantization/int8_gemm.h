@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "core/framework/thread_pool.h"
@@ -43,19 +44,22 @@ class PackedB {
   PackedB() = default;
   // Packs `b`; `pool` (may be null) parallelises over panels of columns.
   static PackedB Pack(const void* b, bool b_signed, int64_t K, int64_t N, int64_t ldb, ThreadPool* pool = nullptr);
+  // The same into this object, reusing its storage when large enough.
+  void Repack(const void* b, bool b_signed, int64_t K, int64_t N, int64_t ldb, ThreadPool* pool = nullptr);
 
   int64_t K() const { return k_; }
   int64_t N() const { return n_; }
   // True when B was uint8 (stored less 128).
   bool shifted() const { return shifted_; }
   // Bytes held.
-  size_t bytes() const { return data_.size() + col_sums_.size() * sizeof(int32_t); }
+  size_t bytes() const { return data_size_ + col_sums_.size() * sizeof(int32_t); }
 
  private:
   friend struct Access;
   int64_t k_ = 0, n_ = 0, kp_ = 0;  // kp_: K rounded up to 4
   bool shifted_ = false;
-  std::vector<int8_t> data_;       // [panel][kp_/4][64 columns][4]
+  std::unique_ptr<int8_t[]> data_;  // [panel][kp_/4][64 columns][4]
+  size_t data_size_ = 0, data_capacity_ = 0;
   std::vector<int32_t> col_sums_;  // sum over k of the stored (s8) values, per column
 };
 

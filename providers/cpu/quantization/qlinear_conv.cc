@@ -87,7 +87,8 @@ Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, cons
                       [&](int64_t begin, int64_t end) { conv::Im2Col<uint8_t>(src, g, begin, end, cols->data(), pad); });
       src = cols->data();
     }
-    const int8gemm::PackedB packed = int8gemm::PackedB::Pack(src, x_signed, Kc, OS, OS, pool);
+    thread_local int8gemm::PackedB packed;  // storage reused across runs
+    packed.Repack(src, x_signed, Kc, OS, OS, pool);
     int8gemm::GemmArgs args;
     args.M = Mg;
     args.a = wv + grp * Mg * Kc;
@@ -106,11 +107,11 @@ Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, cons
   if (work <= kBlasSingleThreadWork && units > 1) {
     ThreadPool::For(ctx.threads(), units, std::max<int64_t>(1, static_cast<int64_t>(65536.0 / std::max(work, 1.0))),
                     [&](int64_t begin, int64_t end) {
-                      std::vector<uint8_t> cols;
+                      thread_local std::vector<uint8_t> cols;
                       for (int64_t u = begin; u < end; ++u) unit(u, &cols, nullptr);
                     });
   } else {
-    std::vector<uint8_t> cols;
+    thread_local std::vector<uint8_t> cols;
     for (int64_t u = 0; u < units; ++u) {
       if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, nm.op, ": run terminated on request");
       unit(u, &cols, ctx.threads());
@@ -198,13 +199,9 @@ class QLinearConvKernel final : public OpKernel {
       TY* yv = y->data<TY>();
       return Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g,
                         [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t ldc) {
-                          for (int64_t m = m0; m < m1; ++m) {
-                            const double b = bv ? bv[m] : 0.0;
-                            const int32_t* cr = c + (m - m0) * ldc;
-                            TY* yr = yv + (n * M + m) * OS;
-                            for (int64_t p = p0; p < p1; ++p)
-                              yr[p] = qlinear::Requantize<TY>(cr[p - p0] + b, mult[m], zy[0]);
-                          }
+                          for (int64_t m = m0; m < m1; ++m)
+                            qlinear::RequantizeRow<TY>(c + (m - m0) * ldc, p1 - p0, bv ? bv[m] : 0.0, &mult[m], 0,
+                                                       zy[0], yv + (n * M + m) * OS + p0);
                         });
     });
   }

@@ -90,8 +90,8 @@ class QLinearMatMulKernel final : public OpKernel {
         args.zb_per_column = true;
         args.epilogue = [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1, const int32_t* c, int64_t ldc) {
           for (int64_t m = m0; m < m1; ++m)
-            for (int64_t n = n0; n < n1; ++n)
-              yb[m * N + n] = qlinear::Requantize<TY>(c[(m - m0) * ldc + (n - n0)], mult[m * N + n], zy[m]);
+            qlinear::RequantizeRow<TY>(c + (m - m0) * ldc, n1 - n0, 0.0, &mult[m * N + n0], 1, zy[m],
+                                       yb + m * N + n0);
         };
         int8gemm::Gemm(args, packed[ob], ctx.threads());
       }
