@@ -315,6 +315,42 @@ void RegisterNnRules(RuleMap& m) {
   m["GlobalAveragePool"] = GlobalPool;
   m["GlobalMaxPool"] = GlobalPool;
   m["GlobalLpPool"] = GlobalPool;
+  // onnxruntime's quantized pools: X (input 0) pooled, X's type.
+  m["com.microsoft:QLinearAveragePool"] = Pool;
+  m["com.microsoft:QLinearGlobalAveragePool"] = [](InferContext& c) {
+    if (c.node().AttrInt("channels_last", 0) == 0) return GlobalPool(c);
+    ElemType e;
+    if (!StartShapedRule(c, &e)) return Status::OK();
+    std::vector<Dim> out = c.Dims(0);
+    for (size_t i = 1; i + 1 < out.size(); ++i) out[i] = Dim::Of(1);
+    c.SetTensor(0, e, out);
+    return Status::OK();
+  };
+  // onnxruntime's Gemm + activation: Gemm's shapes.
+  m["com.microsoft:FusedGemm"] = Gemm;
+  // onnxruntime's quantized Gemm: [M, N] of y_zero_point's type, float without it.
+  m["com.microsoft:QGemm"] = [](InferContext& c) {
+    ElemType e = ElemType::kFloat;
+    if (c.HasInput(8)) {
+      e = c.InputElem(8);
+      if (e == ElemType::kUndefined) return Status::OK();
+    }
+    if (!c.HasShape(0) || !c.HasShape(3)) {
+      c.SetTensor(0, e);
+      return Status::OK();
+    }
+    const auto& a = c.Dims(0);
+    const auto& b = c.Dims(3);
+    if (a.size() != 2 || b.size() != 2)
+      return c.Fail(StrCat("A and B must be 2-D, got input shapes ", c.InputShapes()));
+    const bool ta = c.node().AttrInt("transA", 0) != 0, tb = c.node().AttrInt("transB", 0) != 0;
+    Dim k;
+    if (!UnifyDim(ta ? a[0] : a[1], tb ? b[1] : b[0], &k))
+      return c.Fail(StrCat("inner dimensions of input 0 (A) and input 3 (B) do not match for input shapes ",
+                           c.InputShapes(), " (transA=", ta, ", transB=", tb, ")"));
+    c.SetTensor(0, e, {ta ? a[1] : a[0], tb ? b[0] : b[1]});
+    return Status::OK();
+  };
 }
 
 }  // namespace shape_inference

@@ -61,6 +61,9 @@ inline Status ReadZeroPoints(const Tensor* t, const Tensor* like, const char* op
 inline Status ReadScales(const Tensor* t, const char* op, int index, const char* name, int64_t count,
                          const char* per, int64_t n, bool positive, std::vector<float>* out) {
   ONYX_CHECK_ARG(t != nullptr, op, ": input ", index, " (", name, ") is required");
+  ONYX_CHECK_ARG(t->type() == ElemType::kFloat || t->type() == ElemType::kFloat16 || t->type() == ElemType::kBFloat16,
+                 op, ": input ", index, " (", name, ") must be float, float16 or bfloat16, got ",
+                 ElemTypeName(t->type()));
   bool per_channel = false;
   ONYX_RETURN_IF_ERROR(CheckCount(*t, op, index, name, count, per, &per_channel));
   out->resize(static_cast<size_t>(n));
