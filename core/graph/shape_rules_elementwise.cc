@@ -265,6 +265,9 @@ void RegisterElementwiseRules(RuleMap& m) {
   m["CastLike"] = CastLike;
   m["LayerNormalization"] = LayerNorm;
   m["com.microsoft:SkipLayerNormalization"] = SkipLayerNorm;
+  m["com.microsoft:SkipSimplifiedLayerNormalization"] = SkipLayerNorm;
+  // onnxruntime's RMS norm, in the default domain: Y like X, inv_std_var (output 1) like LayerNorm's stats.
+  m["SimplifiedLayerNormalization"] = LayerNorm;
   // onnxruntime's quantized elementwise ops: A (input 0) and B (input 3) broadcast, A's type.
   for (const char* op : {"com.microsoft:QLinearAdd", "com.microsoft:QLinearMul"})
     m[op] = [](InferContext& c) {

@@ -326,6 +326,46 @@ void RegisterNnRules(RuleMap& m) {
     c.SetTensor(0, e, out);
     return Status::OK();
   };
+  // onnxruntime's fused self-attention: output [B, S, Dv], present [2, B, N, P + S, H].
+  m["com.microsoft:Attention"] = [](InferContext& c) {
+    if (!c.HasShape(0) || c.Rank(0) != 3) {
+      c.SetTensor(0, ElemType::kFloat);
+      return Status::OK();
+    }
+    const auto& x = c.Dims(0);
+    const std::vector<int64_t> qkv = c.node().AttrInts("qkv_hidden_sizes");
+    const int64_t heads = c.node().AttrInt("num_heads", 0);
+    Dim dv, head;
+    if (qkv.size() == 3) {
+      dv = Dim::Of(qkv[2]);
+      if (heads > 0) head = Dim::Of(qkv[1] / heads);
+    } else if (c.HasShape(1) && c.Rank(1) == 2 && c.Dims(1)[1].known()) {
+      dv = Dim::Of(c.Dims(1)[1].value / 3);
+      if (heads > 0) head = Dim::Of(c.Dims(1)[1].value / 3 / heads);
+    }
+    c.SetTensor(0, ElemType::kFloat, {x[0], x[1], dv});
+    if (c.HasOutput(1)) {
+      Dim total;
+      if (!c.HasInput(4) && x[1].known()) total = x[1];
+      else if (c.HasInput(4) && c.HasShape(4) && c.Rank(4) == 5 && c.Dims(4)[3].known() && x[1].known())
+        total = Dim::Of(c.Dims(4)[3].value + x[1].value);
+      c.SetTensor(1, ElemType::kFloat, {Dim::Of(2), x[0], heads > 0 ? Dim::Of(heads) : Dim{}, total, head});
+    }
+    return Status::OK();
+  };
+  // onnxruntime's fused BERT embeddings: output and embedding_sum [B, S, H], mask_index [B] int32.
+  m["com.microsoft:EmbedLayerNormalization"] = [](InferContext& c) {
+    Dim b, s, h;
+    if (c.HasShape(0) && c.Rank(0) == 2) {
+      b = c.Dims(0)[0];
+      s = c.Dims(0)[1];
+    }
+    if (c.HasShape(2) && c.Rank(2) == 2) h = c.Dims(2)[1];
+    c.SetTensor(0, ElemType::kFloat, {b, s, h});
+    if (c.HasOutput(1)) c.SetTensor(1, ElemType::kInt32, {b});
+    if (c.HasOutput(2)) c.SetTensor(2, ElemType::kFloat, {b, s, h});
+    return Status::OK();
+  };
   // onnxruntime's Gemm + activation: Gemm's shapes.
   m["com.microsoft:FusedGemm"] = Gemm;
   // onnxruntime's quantized Gemm: [M, N] of y_zero_point's type, float without it.
