@@ -5,8 +5,12 @@
 
 #include <cstdint>
 
+#include <algorithm>
+#include <vector>
+
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/math/blas.h"
+#include "providers/cpu/quantization/qlinear_common.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -57,6 +61,38 @@ inline Status ResolveIntMatMul(const Dims& ad0, const Dims& bd0, const char* op,
   s->sa = BroadcastStrides(s->abatch, s->batch);
   s->sb = BroadcastStrides(s->bbatch, s->batch);
   return Status::OK();
+}
+
+// The exact integer products of every output batch of `sh`: `a` holds all A
+// matrices less their zero points as floats, `b` the raw 8-bit codes of all B
+// matrices with per-column zero points zb[N]. fn(bi, acc) receives output
+// batch bi as M*N doubles holding exact integers. Small batched products run
+// in parallel on `pool`; large ones one at a time, BLAS threading each.
+template <typename TB, typename F>
+void ForEachIntMatMul(const IntMatMulShape& sh, ThreadPool* pool, const float* a, const TB* b, const int32_t* zb,
+                      F&& fn) {
+  const int64_t M = sh.M, K = sh.K, N = sh.N;
+  const int64_t batches = ShapeSize(sh.batch);
+  auto one = [&](int64_t bi, std::vector<double>* acc, std::vector<float>* bslice, std::vector<float>* scratch) {
+    int64_t oa = 0, ob = 0;
+    sh.Offsets(bi, &oa, &ob);
+    acc->resize(static_cast<size_t>(M * N));
+    qlinear::ExactIntGemmCodes(M, N, K, a + oa * M * K, K, b + ob * K * N, zb, acc->data(), bslice, scratch);
+    fn(bi, static_cast<const double*>(acc->data()));
+  };
+  const double work = static_cast<double>(M) * N * K;
+  if (batches > 1 && work <= kBlasSingleThreadWork) {
+    ThreadPool::For(pool, batches, std::max<int64_t>(1, static_cast<int64_t>(65536.0 / (work + 1))),
+                    [&](int64_t begin, int64_t end) {
+                      std::vector<double> acc;
+                      std::vector<float> bslice, scratch;
+                      for (int64_t bi = begin; bi < end; ++bi) one(bi, &acc, &bslice, &scratch);
+                    });
+  } else {
+    std::vector<double> acc;
+    std::vector<float> bslice, scratch;
+    for (int64_t bi = 0; bi < batches; ++bi) one(bi, &acc, &bslice, &scratch);
+  }
 }
 
 }  // namespace onyx

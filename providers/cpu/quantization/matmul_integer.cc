@@ -1,7 +1,8 @@
 // MatMulInteger: int32 = (A - a_zero_point) x (B - b_zero_point) for int8 or
 // uint8 A and B, with MatMul's numpy semantics (1-D operands promoted and the
 // added dim dropped again, batch dims broadcast). The zero points are scalars
-// or per-row of A ([M]) and per-column of B ([N]).
+// or per-row of A ([M]) and per-column of B ([N]). Exact sums by SGEMM over
+// slices of K (ExactIntGemmCodes, qlinear_common.h).
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -47,9 +48,8 @@ class MatMulIntegerKernel final : public OpKernel {
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &B));
     IntMatMulShape sh;
     ONYX_RETURN_IF_ERROR(
-        ResolveIntMatMul(A->dims(), B->dims(), "MatMulInteger", 0, "A", 1, "B", /*blas_ints=*/false, &sh));
+        ResolveIntMatMul(A->dims(), B->dims(), "MatMulInteger", 0, "A", 1, "B", /*blas_ints=*/true, &sh));
     const int64_t M = sh.M, K = sh.K, N = sh.N;
-    const Dims& batch = sh.batch;
 
     std::vector<int32_t> za, zb;
     ONYX_RETURN_IF_ERROR(ReadZeroPoint(ctx.Input(2), *A, 2, "a_zero_point", "input 0 (A)", M, &za));
@@ -58,44 +58,27 @@ class MatMulIntegerKernel final : public OpKernel {
     Tensor* Y = ctx.Output(0, sh.out_dims, ElemType::kInt32);
     if (Y == nullptr || Y->size() == 0) return Status::OK();
     int32_t* y = Y->data<int32_t>();
-    const int64_t batches = ShapeSize(batch);
-    std::vector<int64_t> a_of(static_cast<size_t>(batches)), b_of(static_cast<size_t>(batches));
-    for (int64_t bi = 0; bi < batches; ++bi) sh.Offsets(bi, &a_of[bi], &b_of[bi]);
     if (K == 0) {
       std::fill(y, y + Y->size(), 0);
       return Status::OK();
     }
-    return DispatchOver(Int8TypeSet{}, A->type(), "MatMulInteger", [&](auto atag) -> Status {
-      using TA = typename decltype(atag)::type;
-      return DispatchOver(Int8TypeSet{}, B->type(), "MatMulInteger", [&](auto btag) -> Status {
-        using TB = typename decltype(btag)::type;
-        const TA* a = A->data<TA>();
-        const TB* b = B->data<TB>();
-        // B less its zero points, once per distinct B matrix.
-        const int64_t bmats = ShapeSize(sh.bbatch);
-        std::vector<int32_t> bz(static_cast<size_t>(bmats * K * N));
-        for (int64_t m = 0; m < bmats; ++m)
-          for (int64_t k = 0; k < K; ++k)
-            for (int64_t n = 0; n < N; ++n)
-              bz[(m * K + k) * N + n] = static_cast<int32_t>(b[(m * K + k) * N + n]) - zb[n];
-        ThreadPool::For(ctx.threads(), batches * M, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, K * N)),
-                        [&](int64_t begin, int64_t end) {
-          for (int64_t row = begin; row < end; ++row) {
-            const int64_t bi = row / M, m = row % M;
-            const TA* ar = a + (a_of[bi] * M + m) * K;
-            const int32_t* bm = bz.data() + b_of[bi] * K * N;
-            int32_t* yr = y + row * N;
-            std::fill(yr, yr + N, 0);
-            for (int64_t k = 0; k < K; ++k) {
-              const int32_t av = static_cast<int32_t>(ar[k]) - za[m];
-              if (av == 0) continue;
-              const int32_t* br = bm + k * N;
-              for (int64_t n = 0; n < N; ++n) yr[n] += av * br[n];
-            }
-          }
-        });
-        return Status::OK();
+    // A less its zero points, as floats (exact: |values| <= 255); B stays in codes.
+    const int64_t amats = ShapeSize(sh.abatch);
+    std::vector<float> a(static_cast<size_t>(amats * M * K));
+    ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, A->type(), "MatMulInteger", [&](auto tag) -> Status {
+      using TA = typename decltype(tag)::type;
+      const TA* p = A->data<TA>();
+      for (int64_t i = 0; i < amats * M * K; ++i)
+        a[i] = static_cast<float>(static_cast<int32_t>(p[i]) - za[(i / K) % M]);
+      return Status::OK();
+    }));
+    return DispatchOver(Int8TypeSet{}, B->type(), "MatMulInteger", [&](auto btag) -> Status {
+      using TB = typename decltype(btag)::type;
+      ForEachIntMatMul(sh, ctx.threads(), a.data(), B->data<TB>(), zb.data(), [&](int64_t bi, const double* c) {
+        int32_t* yb = y + bi * M * N;
+        for (int64_t i = 0; i < M * N; ++i) yb[i] = static_cast<int32_t>(c[i]);
       });
+      return Status::OK();
     });
   }
 };

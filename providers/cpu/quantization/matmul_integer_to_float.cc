@@ -87,7 +87,7 @@ class MatMulIntegerToFloatKernel final : public OpKernel {
                      ": input 0 (A) must be int8 or uint8, got ", ElemTypeName(A->type()));
     }
     IntMatMulShape sh;
-    ONYX_RETURN_IF_ERROR(ResolveIntMatMul(A->dims(), B->dims(), op, 0, "A", 1, "B", /*blas_ints=*/false, &sh));
+    ONYX_RETURN_IF_ERROR(ResolveIntMatMul(A->dims(), B->dims(), op, 0, "A", 1, "B", /*blas_ints=*/true, &sh));
     const int64_t M = sh.M, K = sh.K, N = sh.N;
 
     std::vector<float> bscale, ascale;
@@ -101,9 +101,9 @@ class MatMulIntegerToFloatKernel final : public OpKernel {
                      ShapeToString(bias->dims()), " must be float and 1-D of length ", N, ", the columns of input 1 (B)");
     }
 
-    // A less its zero point, as int32.
+    // A less its zero point, as floats (exact: |values| <= 255).
     const int64_t a_count = A->size();
-    std::vector<int32_t> a_shift(static_cast<size_t>(a_count));
+    std::vector<float> a_shift(static_cast<size_t>(a_count));
     float a_scale = 1.f;
     if (dynamic_) {
       const float* a = A->data<float>();
@@ -118,7 +118,7 @@ class MatMulIntegerToFloatKernel final : public OpKernel {
       const float zp = std::nearbyint(std::max(0.f, std::min(255.f, 0.f - lo / a_scale)));
       for (int64_t i = 0; i < a_count; ++i) {
         const float q = std::nearbyint(a[i] / a_scale) + zp;
-        a_shift[i] = static_cast<int32_t>(q < 0.f ? 0.f : (q > 255.f ? 255.f : q)) - static_cast<int32_t>(zp);
+        a_shift[i] = (q < 0.f ? 0.f : (q > 255.f ? 255.f : q)) - zp;
       }
     } else {
       const Tensor* a_scale_t = nullptr;
@@ -129,20 +129,10 @@ class MatMulIntegerToFloatKernel final : public OpKernel {
       ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, A->type(), op, [&](auto tag) -> Status {
         using T = typename decltype(tag)::type;
         const T* a = A->data<T>();
-        for (int64_t i = 0; i < a_count; ++i) a_shift[i] = static_cast<int32_t>(a[i]) - azp[0];
+        for (int64_t i = 0; i < a_count; ++i) a_shift[i] = static_cast<float>(static_cast<int32_t>(a[i]) - azp[0]);
         return Status::OK();
       }));
     }
-    // B less its zero points, once per distinct B matrix.
-    const int64_t bmats = ShapeSize(sh.bbatch);
-    std::vector<int32_t> b_shift(static_cast<size_t>(bmats * K * N));
-    ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, B->type(), op, [&](auto tag) -> Status {
-      using T = typename decltype(tag)::type;
-      const T* b = B->data<T>();
-      for (int64_t i = 0; i < bmats * K; ++i)
-        for (int64_t n = 0; n < N; ++n) b_shift[i * N + n] = static_cast<int32_t>(b[i * N + n]) - bzp[n];
-      return Status::OK();
-    }));
     std::vector<float> col_scale(static_cast<size_t>(N));
     for (int64_t n = 0; n < N; ++n) col_scale[n] = a_scale * bscale[n];
 
@@ -150,28 +140,20 @@ class MatMulIntegerToFloatKernel final : public OpKernel {
     if (Y == nullptr || Y->size() == 0) return Status::OK();
     float* y = Y->data<float>();
     const float* bv = bias != nullptr ? bias->data<float>() : nullptr;
-    const int64_t batches = ShapeSize(sh.batch);
-    std::vector<int64_t> a_of(static_cast<size_t>(batches)), b_of(static_cast<size_t>(batches));
-    for (int64_t bi = 0; bi < batches; ++bi) sh.Offsets(bi, &a_of[bi], &b_of[bi]);
-    ThreadPool::For(ctx.threads(), batches * M, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, K * N)),
-                    [&](int64_t begin, int64_t end) {
-      std::vector<int32_t> acc(static_cast<size_t>(N));
-      for (int64_t row = begin; row < end; ++row) {
-        const int64_t bi = row / M, m = row % M;
-        const int32_t* ar = a_shift.data() + (a_of[bi] * M + m) * K;
-        const int32_t* bm = b_shift.data() + b_of[bi] * K * N;
-        std::fill(acc.begin(), acc.end(), 0);
-        for (int64_t k = 0; k < K; ++k) {
-          const int32_t av = ar[k];
-          if (av == 0) continue;
-          const int32_t* br = bm + k * N;
-          for (int64_t n = 0; n < N; ++n) acc[n] += av * br[n];
-        }
-        float* yr = y + row * N;
-        for (int64_t n = 0; n < N; ++n) yr[n] = static_cast<float>(acc[n]) * col_scale[n] + (bv ? bv[n] : 0.f);
-      }
+    if (K == 0) {
+      for (int64_t i = 0; i < Y->size(); ++i) y[i] = bv ? bv[i % N] : 0.f;
+      return Status::OK();
+    }
+    return DispatchOver(Int8TypeSet{}, B->type(), op, [&](auto tag) -> Status {
+      using TB = typename decltype(tag)::type;
+      ForEachIntMatMul(sh, ctx.threads(), a_shift.data(), B->data<TB>(), bzp.data(), [&](int64_t bi, const double* c) {
+        float* yb = y + bi * M * N;
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = 0; n < N; ++n)
+            yb[m * N + n] = static_cast<float>(c[m * N + n]) * col_scale[n] + (bv ? bv[n] : 0.f);
+      });
+      return Status::OK();
     });
-    return Status::OK();
   }
 
  private:

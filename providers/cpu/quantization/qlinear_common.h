@@ -113,6 +113,30 @@ inline void ExactIntGemm(int64_t M, int64_t N, int64_t K, const float* A, int64_
   }
 }
 
+// ExactIntGemm with B given as 8-bit codes [K,N] (contiguous) less per-column
+// zero points zb[N]: each slice of 256 rows of B is widened into `bslice`
+// just before its SGEMM, so no float copy of the whole of B is made. C is
+// [M,N], contiguous.
+template <typename TB>
+void ExactIntGemmCodes(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const TB* B, const int32_t* zb,
+                       double* C, std::vector<float>* bslice, std::vector<float>* scratch) {
+  constexpr int64_t kSlice = 256;
+  std::fill(C, C + M * N, 0.0);
+  scratch->resize(static_cast<size_t>(M * N));
+  bslice->resize(static_cast<size_t>(std::min(kSlice, K) * N));
+  for (int64_t k0 = 0; k0 < K; k0 += kSlice) {
+    const int64_t kn = std::min(kSlice, K - k0);
+    float* bs = bslice->data();
+    for (int64_t k = 0; k < kn; ++k) {
+      const TB* row = B + (k0 + k) * N;
+      for (int64_t n = 0; n < N; ++n) bs[k * N + n] = static_cast<float>(static_cast<int32_t>(row[n]) - zb[n]);
+    }
+    BlasGemm<float>(false, false, M, N, kn, 1.0f, A + k0, lda, bs, N, 0.0f, scratch->data(), N);
+    const float* s = scratch->data();
+    for (int64_t i = 0; i < M * N; ++i) C[i] += static_cast<double>(s[i]);
+  }
+}
+
 // round_half_even(acc * multiplier) + zero_point, saturated to Q (NaN, from
 // a NaN scale, gives the zero point).
 template <typename Q>

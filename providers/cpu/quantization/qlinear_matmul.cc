@@ -63,10 +63,9 @@ class QLinearMatMulKernel final : public OpKernel {
 
     Tensor* Y = ctx.Output(0, sh.out_dims, yz->type());
     if (Y == nullptr || Y->size() == 0) return Status::OK();
-    const int64_t batches = ShapeSize(sh.batch);
-    const int64_t amats = ShapeSize(sh.abatch), bmats = ShapeSize(sh.bbatch);
-    // Operands less their zero points, as floats, once per distinct matrix.
-    std::vector<float> a(static_cast<size_t>(amats * M * K)), b(static_cast<size_t>(bmats * K * N));
+    const int64_t amats = ShapeSize(sh.abatch);
+    // A less its zero points, as floats, once per distinct matrix; B stays in codes.
+    std::vector<float> a(static_cast<size_t>(amats * M * K));
     ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, A->type(), op, [&](auto tag) -> Status {
       using TA = typename decltype(tag)::type;
       const TA* p = A->data<TA>();
@@ -74,39 +73,19 @@ class QLinearMatMulKernel final : public OpKernel {
         a[i] = static_cast<float>(static_cast<int32_t>(p[i]) - za[(i / K) % M]);
       return Status::OK();
     }));
-    ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, B->type(), op, [&](auto tag) -> Status {
-      using TB = typename decltype(tag)::type;
-      const TB* p = B->data<TB>();
-      for (int64_t i = 0; i < bmats * K * N; ++i) b[i] = static_cast<float>(static_cast<int32_t>(p[i]) - zb[i % N]);
-      return Status::OK();
-    }));
-    return DispatchOver(Int8TypeSet{}, yz->type(), op, [&](auto tag) -> Status {
-      using TY = typename decltype(tag)::type;
-      TY* y = Y->data<TY>();
-      auto one = [&](int64_t bi, std::vector<double>* c, std::vector<float>* scratch) {
-        int64_t oa = 0, ob = 0;
-        sh.Offsets(bi, &oa, &ob);
-        c->resize(static_cast<size_t>(M * N));
-        qlinear::ExactIntGemm(M, N, K, a.data() + oa * M * K, K, b.data() + ob * K * N, N, c->data(), N, scratch);
-        TY* yb = y + bi * M * N;
-        for (int64_t m = 0; m < M; ++m)
-          for (int64_t n = 0; n < N; ++n)
-            yb[m * N + n] = qlinear::Requantize<TY>((*c)[m * N + n], mult[m * N + n], zy[m]);
-      };
-      const double work = static_cast<double>(M) * N * K;
-      if (batches > 1 && work <= kBlasSingleThreadWork) {
-        ThreadPool::For(ctx.threads(), batches, std::max<int64_t>(1, static_cast<int64_t>(65536.0 / (work + 1))),
-                        [&](int64_t begin, int64_t end) {
-                          std::vector<double> c;
-                          std::vector<float> scratch;
-                          for (int64_t bi = begin; bi < end; ++bi) one(bi, &c, &scratch);
-                        });
-      } else {
-        std::vector<double> c;
-        std::vector<float> scratch;
-        for (int64_t bi = 0; bi < batches; ++bi) one(bi, &c, &scratch);
-      }
-      return Status::OK();
+    return DispatchOver(Int8TypeSet{}, B->type(), op, [&](auto btag) -> Status {
+      using TB = typename decltype(btag)::type;
+      return DispatchOver(Int8TypeSet{}, yz->type(), op, [&](auto tag) -> Status {
+        using TY = typename decltype(tag)::type;
+        TY* y = Y->data<TY>();
+        ForEachIntMatMul(sh, ctx.threads(), a.data(), B->data<TB>(), zb.data(), [&](int64_t bi, const double* c) {
+          TY* yb = y + bi * M * N;
+          for (int64_t m = 0; m < M; ++m)
+            for (int64_t n = 0; n < N; ++n)
+              yb[m * N + n] = qlinear::Requantize<TY>(c[m * N + n], mult[m * N + n], zy[m]);
+        });
+        return Status::OK();
+      });
     });
   }
 };
