@@ -432,3 +432,34 @@ def test_fused_gemm_bad_activation():
     with pytest.raises(Exception) as ei:
         _run(rt, model, f)
     assert "qnode" in str(ei.value) and "Gelu" in str(ei.value)
+
+
+# --- QuantizeLinear / DequantizeLinear per-tensor float paths (the QDQ models' hot loop) ---
+
+@pytest.mark.parametrize("t", [np.uint8, np.int8])
+def test_quantize_linear_per_tensor_ties_saturation_nan(t):
+    from onnx.reference import ReferenceEvaluator
+    scale = F32(0.5)
+    x = np.concatenate([np.arange(-300, 300, 0.25, dtype=F32),  # every tie x / scale = k + 0.5
+                        np.array([np.nan, np.inf, -np.inf, 1e30, -1e30], F32),
+                        RNG.standard_normal(5000).astype(F32) * 40]).astype(F32)
+    zp = _zp(t)
+    feeds = {"x": x, "s": np.array(scale), "z": zp}
+    node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], name="qnode")
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                          [helper.make_tensor_value_info("y", _E[t], x.shape)],
+                          [numpy_helper.from_array(np.array(scale), "s"), numpy_helper.from_array(zp, "z")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+    m.ir_version = 9
+    ours = _run(rt, m.SerializeToString(), {"x": x})
+    want = ReferenceEvaluator(m).run(None, {"x": x})[0]
+    # (The reference casts to int32 before clipping, so values past int32 wrap there: compared apart.)
+    normal = np.abs(x) < 1e9
+    np.testing.assert_array_equal(ours[normal], want[normal])
+    # NaN quantizes to the zero point; infinities and huge values saturate.
+    assert ours[np.isnan(x)][0] == zp
+    info = np.iinfo(t)
+    assert (ours[x > 1e9] == info.max).all() and (ours[x < -1e9] == info.min).all()
+    y = _run(rt, *_model("DequantizeLinear", ["q", "s", "z"], {"q": ours, "s": np.array(scale), "z": zp},
+                         inits=("s", "z"), domain=""))
+    np.testing.assert_array_equal(y, (ours.astype(F32) - F32(zp)) * scale)

@@ -113,6 +113,11 @@ inline void ExactIntGemm(int64_t M, int64_t N, int64_t K, const float* A, int64_
   }
 }
 
+// Note for the loops over 8-bit data here and in the kernels: a store through
+// uint8_t* may alias any object, so a loop that reads lambda captures (by
+// reference) while storing uint8_t reloads them every element and does not
+// vectorize; such loops copy their captures into locals first.
+
 // ExactIntGemm with B given as 8-bit codes [K,N] (contiguous) less per-column
 // zero points zb[N]: each slice of 256 rows of B is widened into `bslice`
 // just before its SGEMM, so no float copy of the whole of B is made. C is

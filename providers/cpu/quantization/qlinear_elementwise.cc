@@ -94,21 +94,28 @@ class QLinearBinaryKernel final : public OpKernel {
         const float fixed = static_cast<float>(qc.zp) -
                             (rac * static_cast<float>(qa.zp) + rbc * static_cast<float>(qb.zp));
         ParallelForEachSegment(plan, ctx.threads(), [&](int64_t off, const int64_t* in, int64_t len) {
-          const T* pa = a + in[0];
-          const T* pb = b + in[1];
+          // Locals: a uint8_t store may alias the captures (see qlinear_common.h).
+          const T* __restrict pa = a + in[0];
+          const T* __restrict pb = b + in[1];
+          T* __restrict pc = c + off;
+          const int64_t da = sa, db = sb;
+          const float f0 = fixed, ra = rac, rb = rbc;
           for (int64_t i = 0; i < len; ++i)
-            c[off + i] = SaturateRound<T>(fixed + static_cast<float>(pa[i * sa]) * rac +
-                                          static_cast<float>(pb[i * sb]) * rbc);
+            pc[i] = SaturateRound<T>(f0 + static_cast<float>(pa[i * da]) * ra + static_cast<float>(pb[i * db]) * rb);
         });
       } else {
         const float ratio = qa.scale * qb.scale / qc.scale;
         const float zc = static_cast<float>(qc.zp);
         ParallelForEachSegment(plan, ctx.threads(), [&](int64_t off, const int64_t* in, int64_t len) {
-          const T* pa = a + in[0];
-          const T* pb = b + in[1];
+          const T* __restrict pa = a + in[0];
+          const T* __restrict pb = b + in[1];
+          T* __restrict pc = c + off;
+          const int64_t da = sa, db = sb;
+          const int32_t za = qa.zp, zb = qb.zp;
+          const float r = ratio, z = zc;
           for (int64_t i = 0; i < len; ++i) {
-            const int32_t p = (static_cast<int32_t>(pa[i * sa]) - qa.zp) * (static_cast<int32_t>(pb[i * sb]) - qb.zp);
-            c[off + i] = SaturateRound<T>(static_cast<float>(p) * ratio + zc);
+            const int32_t p = (static_cast<int32_t>(pa[i * da]) - za) * (static_cast<int32_t>(pb[i * db]) - zb);
+            pc[i] = SaturateRound<T>(static_cast<float>(p) * r + z);
           }
         });
       }
