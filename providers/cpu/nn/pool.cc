@@ -339,18 +339,8 @@ class GlobalPoolKernel final : public OpKernel {
   }
 };
 
-// Per-tensor scale (input `si`) and optional zero point (input `si + 1`) of a
-// quantized pool's X or Y.
-Status ReadPoolQParam(const KernelContext& ctx, const char* op, int si, const char* sname, const char* zname,
-                      const Tensor* like, bool positive, float* scale, int32_t* zp) {
-  std::vector<float> s;
-  std::vector<int32_t> z;
-  ONYX_RETURN_IF_ERROR(qlinear::ReadScales(ctx.Input(si), op, si, sname, -1, "", 1, positive, &s));
-  ONYX_RETURN_IF_ERROR(qlinear::ReadZeroPoints(ctx.Input(si + 1), like, op, si + 1, zname, -1, "", 1, &z));
-  *scale = s[0];
-  *zp = z[0];
-  return Status::OK();
-}
+// The scales and zero points of the quantized pools: x's (inputs 1, 2), y's (3, 4).
+const char* const kPoolQNames[4] = {"x_scale", "x_zero_point", "y_scale", "y_zero_point"};
 
 // Hands the float AveragePool one dequantized input and takes its float
 // output, for QLinearAveragePool.
@@ -389,11 +379,10 @@ class QLinearAveragePoolKernel final : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const char* op = "QLinearAveragePool";
     const Tensor* x = nullptr;
-    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
-    float xs = 1.f, ys = 1.f;
-    int32_t xz = 0, yz = 0;
-    ONYX_RETURN_IF_ERROR(ReadPoolQParam(ctx, op, 1, "x_scale", "x_zero_point", x, false, &xs, &xz));
-    ONYX_RETURN_IF_ERROR(ReadPoolQParam(ctx, op, 3, "y_scale", "y_zero_point", x, true, &ys, &yz));
+    qlinear::QParam qx, qy;
+    ONYX_RETURN_IF_ERROR(qlinear::ReadUnaryQParams(ctx, op, kPoolQNames, &x, &qx, &qy));
+    const float xs = qx.scale, ys = qy.scale;
+    const int32_t xz = qx.zp, yz = qy.zp;
     return DispatchOver(qlinear::Int8TypeSet{}, x->type(), op, [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       Tensor xf(ElemType::kFloat, x->dims());
@@ -434,11 +423,10 @@ class QLinearGlobalAveragePoolKernel final : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const char* op = "QLinearGlobalAveragePool";
     const Tensor* x = nullptr;
-    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
-    float xs = 1.f, ys = 1.f;
-    int32_t xz = 0, yz = 0;
-    ONYX_RETURN_IF_ERROR(ReadPoolQParam(ctx, op, 1, "x_scale", "x_zero_point", x, false, &xs, &xz));
-    ONYX_RETURN_IF_ERROR(ReadPoolQParam(ctx, op, 3, "y_scale", "y_zero_point", x, true, &ys, &yz));
+    qlinear::QParam qx, qy;
+    ONYX_RETURN_IF_ERROR(qlinear::ReadUnaryQParams(ctx, op, kPoolQNames, &x, &qx, &qy));
+    const float xs = qx.scale, ys = qy.scale;
+    const int32_t xz = qx.zp, yz = qy.zp;
     const Dims& xd = x->dims();
     ONYX_CHECK_ARG(xd.size() >= 3, op, ": input 0 (X) ", ShapeToString(xd), " must have rank >= 3 (N, C, spatial...)");
     const size_t c_axis = channels_last_ ? xd.size() - 1 : 1;

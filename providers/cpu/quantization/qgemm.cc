@@ -52,10 +52,10 @@ class QGemmKernel final : public OpKernel {
                    ShapeToString(A->dims()), " and 3 (B) ", ShapeToString(B->dims()), " are too large");
 
     const char* per_col = " (one per column of B)";
-    std::vector<float> as, bs, ys;
-    std::vector<int32_t> za, zb, zy;
-    ONYX_RETURN_IF_ERROR(qlinear::ReadScales(ctx.Input(1), op, 1, "a_scale", -1, "", 1, false, &as));
-    ONYX_RETURN_IF_ERROR(qlinear::ReadZeroPoints(ctx.Input(2), A, op, 2, "a_zero_point", -1, "", 1, &za));
+    qlinear::QParam qa;
+    std::vector<float> bs, ys;
+    std::vector<int32_t> zb, zy;
+    ONYX_RETURN_IF_ERROR(qlinear::ReadQParam(ctx, op, 1, "a_scale", "a_zero_point", A, false, &qa));
     ONYX_RETURN_IF_ERROR(qlinear::ReadScales(ctx.Input(4), op, 4, "b_scale", N, per_col, N, false, &bs));
     ONYX_RETURN_IF_ERROR(qlinear::ReadZeroPoints(ctx.Input(5), B, op, 5, "b_zero_point", N, per_col, N, &zb));
     const Tensor* C = ctx.InputCount() > 6 ? ctx.Input(6) : nullptr;
@@ -81,7 +81,7 @@ class QGemmKernel final : public OpKernel {
     // Per-column multiplier, in onnxruntime's order of float operations.
     std::vector<float> mult(static_cast<size_t>(N));
     for (int64_t n = 0; n < N; ++n) {
-      mult[n] = alpha_ * as[0] * bs[n];
+      mult[n] = alpha_ * qa.scale * bs[n];
       if (y_scale != nullptr) mult[n] /= ys[0];
     }
     const ElemType out_type = y_zp != nullptr ? y_zp->type() : ElemType::kFloat;
@@ -95,7 +95,7 @@ class QGemmKernel final : public OpKernel {
       const TA* p = A->data<TA>();
       for (int64_t m = 0; m < M; ++m)
         for (int64_t k = 0; k < K; ++k)
-          a[m * K + k] = static_cast<float>(static_cast<int32_t>(p[trans_a_ ? k * M + m : m * K + k]) - za[0]);
+          a[m * K + k] = static_cast<float>(static_cast<int32_t>(p[trans_a_ ? k * M + m : m * K + k]) - qa.zp);
       return Status::OK();
     }));
     ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, B->type(), op, [&](auto tag) -> Status {

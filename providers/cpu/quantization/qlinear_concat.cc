@@ -37,13 +37,11 @@ class QLinearConcatKernel final : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const char* op = "QLinearConcat";
     const int n = (ctx.InputCount() - 2) / 3;
-    std::vector<float> ys;
-    std::vector<int32_t> yz;
     std::vector<const Tensor*> xs(static_cast<size_t>(n));
     for (int k = 0; k < n; ++k) ONYX_RETURN_IF_ERROR(ctx.RequiredInput(2 + 3 * k, &xs[k]));
     const Tensor* first = xs[0];
-    ONYX_RETURN_IF_ERROR(qlinear::ReadScales(ctx.Input(0), op, 0, "Y_scale", -1, "", 1, true, &ys));
-    ONYX_RETURN_IF_ERROR(qlinear::ReadZeroPoints(ctx.Input(1), first, op, 1, "Y_zero_point", -1, "", 1, &yz));
+    qlinear::QParam qy;
+    ONYX_RETURN_IF_ERROR(qlinear::ReadQParam(ctx, op, 0, "Y_scale", "Y_zero_point", first, true, &qy));
 
     const Dims& d0 = first->dims();
     const int64_t rank = static_cast<int64_t>(d0.size());
@@ -52,8 +50,7 @@ class QLinearConcatKernel final : public OpKernel {
                    " is out of range for input 2 (X0) of shape ", ShapeToString(d0));
     Dims yd = d0;
     yd[axis] = 0;
-    std::vector<float> scales(static_cast<size_t>(n));
-    std::vector<int32_t> zps(static_cast<size_t>(n));
+    std::vector<qlinear::QParam> qx(static_cast<size_t>(n));
     for (int k = 0; k < n; ++k) {
       const Tensor* x = xs[k];
       const int xi = 2 + 3 * k;
@@ -65,13 +62,8 @@ class QLinearConcatKernel final : public OpKernel {
       ONYX_CHECK_ARG(same, op, ": input ", xi, " (", name, ") of shape ", ShapeToString(x->dims()),
                      " does not match input 2 (X0) ", ShapeToString(d0), " outside axis ", axis);
       yd[axis] += x->dims()[axis];
-      std::vector<float> s;
-      std::vector<int32_t> z;
       const std::string sname = name + "_scale", zname = name + "_zero_point";
-      ONYX_RETURN_IF_ERROR(qlinear::ReadScales(ctx.Input(xi + 1), op, xi + 1, sname.c_str(), -1, "", 1, false, &s));
-      ONYX_RETURN_IF_ERROR(qlinear::ReadZeroPoints(ctx.Input(xi + 2), x, op, xi + 2, zname.c_str(), -1, "", 1, &z));
-      scales[k] = s[0];
-      zps[k] = z[0];
+      ONYX_RETURN_IF_ERROR(qlinear::ReadQParam(ctx, op, xi + 1, sname.c_str(), zname.c_str(), x, false, &qx[k]));
     }
     Tensor* y = ctx.Output(0, yd, first->type());
     if (y == nullptr || y->size() == 0) return Status::OK();
@@ -88,15 +80,15 @@ class QLinearConcatKernel final : public OpKernel {
       for (int k = 0; k < n; ++k) {
         const T* xv = xs[k]->data<T>();
         const int64_t block = xs[k]->dims()[axis] * inner;
-        const bool copy = scales[k] == ys[0] && zps[k] == yz[0];
+        const bool copy = qx[k].scale == qy.scale && qx[k].zp == qy.zp;
         T table[256];
         if (!copy) {
           const float lo = static_cast<float>(std::numeric_limits<T>::min());
           const float hi = static_cast<float>(std::numeric_limits<T>::max());
           for (int i = 0; i < 256; ++i) {
             const T code = static_cast<T>(static_cast<uint8_t>(i));
-            const float v = scales[k] * static_cast<float>(static_cast<int32_t>(code) - zps[k]);
-            const float q = std::nearbyint(v / ys[0]) + static_cast<float>(yz[0]);
+            const float v = qx[k].scale * static_cast<float>(static_cast<int32_t>(code) - qx[k].zp);
+            const float q = std::nearbyint(v / qy.scale) + static_cast<float>(qy.zp);
             table[i] = static_cast<T>(q < lo ? lo : (q > hi ? hi : q));
           }
         }

@@ -28,24 +28,8 @@ namespace {
 
 using qlinear::Int8TypeSet;
 
-// One per-tensor scale and zero point: input `si` is the scale, `si + 1` the
-// optional zero point of the tensor `like` (input `li`).
-struct QParam {
-  float scale = 1.f;
-  int32_t zp = 0;
-};
-
-Status ReadQParam(const KernelContext& ctx, const char* op, int si, const char* sname, const char* zname,
-                  const Tensor* like, bool positive, QParam* out) {
-  std::vector<float> s;
-  std::vector<int32_t> z;
-  ONYX_RETURN_IF_ERROR(qlinear::ReadScales(ctx.Input(si), op, si, sname, -1, "", 1, positive, &s));
-  const Tensor* zt = si + 1 < ctx.InputCount() ? ctx.Input(si + 1) : nullptr;
-  ONYX_RETURN_IF_ERROR(qlinear::ReadZeroPoints(zt, like, op, si + 1, zname, -1, "", 1, &z));
-  out->scale = s[0];
-  out->zp = z[0];
-  return Status::OK();
-}
+using qlinear::QParam;
+using qlinear::ReadQParam;
 
 // round_half_even(v) saturated to Q (NaN gives 0 before the zero point, as
 // x86's conversion does not; callers add no NaN here but stay defined).
@@ -128,11 +112,7 @@ class QLinearBinaryKernel final : public OpKernel {
 };
 
 // The unary ops read X, X_scale, X_zp?, Y_scale, Y_zp? (Y's type is X's).
-Status ReadUnaryParams(const KernelContext& ctx, const char* op, const Tensor** X, QParam* qx, QParam* qy) {
-  ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, X));
-  ONYX_RETURN_IF_ERROR(ReadQParam(ctx, op, 1, "X_scale", "X_zero_point", *X, false, qx));
-  return ReadQParam(ctx, op, 3, "Y_scale", "Y_zero_point", *X, true, qy);
-}
+const char* const kUnaryNames[4] = {"X_scale", "X_zero_point", "Y_scale", "Y_zero_point"};
 
 enum class TableKind { kSigmoid, kLeakyRelu };
 
@@ -149,7 +129,7 @@ class QLinearTableKernel final : public OpKernel {
     const char* op = kind_ == TableKind::kSigmoid ? "QLinearSigmoid" : "QLinearLeakyRelu";
     const Tensor* X = nullptr;
     QParam qx, qy;
-    ONYX_RETURN_IF_ERROR(ReadUnaryParams(ctx, op, &X, &qx, &qy));
+    ONYX_RETURN_IF_ERROR(qlinear::ReadUnaryQParams(ctx, op, kUnaryNames, &X, &qx, &qy));
     Tensor* Y = ctx.Output(0, X->dims(), X->type());
     if (Y == nullptr || Y->size() == 0) return Status::OK();
     return DispatchOver(Int8TypeSet{}, X->type(), op, [&](auto tag) -> Status {
@@ -203,7 +183,7 @@ class QLinearSoftmaxKernel final : public OpKernel {
     const char* op = "QLinearSoftmax";
     const Tensor* X = nullptr;
     QParam qx, qy;
-    ONYX_RETURN_IF_ERROR(ReadUnaryParams(ctx, op, &X, &qx, &qy));
+    ONYX_RETURN_IF_ERROR(qlinear::ReadUnaryQParams(ctx, op, kUnaryNames, &X, &qx, &qy));
     const Dims& xd = X->dims();
     const int64_t rank = static_cast<int64_t>(xd.size());
     int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
