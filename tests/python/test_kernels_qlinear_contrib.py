@@ -463,3 +463,57 @@ def test_quantize_linear_per_tensor_ties_saturation_nan(t):
     y = _run(rt, *_model("DequantizeLinear", ["q", "s", "z"], {"q": ours, "s": np.array(scale), "z": zp},
                          inits=("s", "z"), domain=""))
     np.testing.assert_array_equal(y, (ours.astype(F32) - F32(zp)) * scale)
+
+
+# --- the exact integer product behind MatMulInteger, QLinearMatMul, MatMulIntegerToFloat ---
+# On AVX-512 VNNI it runs as uint8 x int8 (int8 A and uint8 B shifted by 128)
+# with zero points applied through row and column sums; ONYX_DISABLE_VNNI=1
+# forces the SGEMM-over-exact-slices path. Both must give numpy's int64 product.
+
+_INT_MM_SHAPES = [((7, 37), (37, 45)), ((3, 5, 4), (4, 33)), ((2, 1, 9, 130), (3, 130, 17)), ((64,), (64, 70)),
+                  ((33, 1030), (1030, 31))]
+
+
+def _matmul_integer_cases():
+    rng = np.random.default_rng(21)
+    for ta in (np.uint8, np.int8):
+        for tb in (np.uint8, np.int8):
+            for sa, sb in _INT_MM_SHAPES:
+                ia, ib = np.iinfo(ta), np.iinfo(tb)
+                a = rng.integers(ia.min, ia.max + 1, sa).astype(ta)
+                b = rng.integers(ib.min, ib.max + 1, sb).astype(tb)
+                m = sa[-2] if len(sa) > 1 else 1
+                za = rng.integers(ia.min, ia.max + 1, (m,) if len(sa) > 1 else ()).astype(ta)
+                zb = rng.integers(ib.min, ib.max + 1, (sb[-1],)).astype(tb)
+                yield a, za, b, zb
+
+
+def _check_matmul_integer_exact():
+    for a, za, b, zb in _matmul_integer_cases():
+        feeds = {"a": a, "b": b, "za": za, "zb": zb}
+        zam = za.astype(np.int64).reshape(-1, 1) if za.ndim else np.int64(za)
+        want = np.matmul(a.astype(np.int64) - zam, b.astype(np.int64) - zb.astype(np.int64))
+        # B fed at run time, and B a 2-D initializer (packed once when the session is made).
+        for inits in (("za", "zb"), ("za", "zb", "b")) if b.ndim == 2 else (("za", "zb"),):
+            model, f = _model("MatMulInteger", ["a", "b", "za", "zb"], feeds, inits=inits, domain="")
+            ours = _run(rt, model, f)
+            assert ours.dtype == np.int32 and ours.shape == want.shape
+            np.testing.assert_array_equal(ours, want)
+
+
+def test_matmul_integer_exact_every_type_and_tail():
+    _check_matmul_integer_exact()
+
+
+def test_matmul_integer_exact_without_vnni():
+    import os
+    import subprocess
+    import sys
+    # The same onyxruntime package as this process (conftest puts the build's first on sys.path).
+    paths = [os.path.dirname(os.path.dirname(os.path.abspath(rt.__file__))), os.path.dirname(os.path.abspath(__file__))]
+    code = ("import sys; sys.path[:0] = %r; import test_kernels_qlinear_contrib as t; "
+            "t._check_matmul_integer_exact(); print(t.rt.__file__)" % paths)
+    env = dict(os.environ, ONYX_DISABLE_VNNI="1")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip() == os.path.abspath(rt.__file__), (r.stdout, rt.__file__)

@@ -1,8 +1,8 @@
 // MatMulInteger: int32 = (A - a_zero_point) x (B - b_zero_point) for int8 or
 // uint8 A and B, with MatMul's numpy semantics (1-D operands promoted and the
 // added dim dropped again, batch dims broadcast). The zero points are scalars
-// or per-row of A ([M]) and per-column of B ([N]). Exact sums by SGEMM over
-// slices of K (ExactIntGemmCodes, qlinear_common.h).
+// or per-row of A ([M]) and per-column of B ([N]). Exact sums from
+// ForEachIntMatMul (int_matmul_shape.h).
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -39,7 +39,10 @@ Status ReadZeroPoint(const Tensor* z, const Tensor& of, int index, const char* z
 
 class MatMulIntegerKernel final : public OpKernel {
  public:
-  Status Init(const KernelInfo&) { return Status::OK(); }
+  Status Init(const KernelInfo& info) {
+    packed_b_ = PackConstantB(info, 1);
+    return Status::OK();
+  }
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* A = nullptr;
@@ -62,25 +65,23 @@ class MatMulIntegerKernel final : public OpKernel {
       std::fill(y, y + Y->size(), 0);
       return Status::OK();
     }
-    // A less its zero points, as floats (exact: |values| <= 255); B stays in codes.
-    const int64_t amats = ShapeSize(sh.abatch);
-    std::vector<float> a(static_cast<size_t>(amats * M * K));
-    ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, A->type(), "MatMulInteger", [&](auto tag) -> Status {
-      using TA = typename decltype(tag)::type;
-      const TA* p = A->data<TA>();
-      for (int64_t i = 0; i < amats * M * K; ++i)
-        a[i] = static_cast<float>(static_cast<int32_t>(p[i]) - za[(i / K) % M]);
-      return Status::OK();
-    }));
-    return DispatchOver(Int8TypeSet{}, B->type(), "MatMulInteger", [&](auto btag) -> Status {
-      using TB = typename decltype(btag)::type;
-      ForEachIntMatMul(sh, ctx.threads(), a.data(), B->data<TB>(), zb.data(), [&](int64_t bi, const double* c) {
-        int32_t* yb = y + bi * M * N;
-        for (int64_t i = 0; i < M * N; ++i) yb[i] = static_cast<int32_t>(c[i]);
+    return DispatchOver(Int8TypeSet{}, A->type(), "MatMulInteger", [&](auto atag) {
+      return DispatchOver(Int8TypeSet{}, B->type(), "MatMulInteger", [&](auto btag) -> Status {
+        using TA = typename decltype(atag)::type;
+        using TB = typename decltype(btag)::type;
+        ForEachIntMatMul(sh, ctx.threads(), A->data<TA>(), za.data(), B->data<TB>(), zb.data(),
+                         [&](int64_t bi, const double* c) {
+                           int32_t* yb = y + bi * M * N;
+                           for (int64_t i = 0; i < M * N; ++i) yb[i] = static_cast<int32_t>(c[i]);
+                         },
+                         packed_b_.get());
+        return Status::OK();
       });
-      return Status::OK();
     });
   }
+
+ private:
+  std::shared_ptr<const qlinear::PackedU8S8B> packed_b_;  // B packed at creation when constant
 };
 
 }  // namespace

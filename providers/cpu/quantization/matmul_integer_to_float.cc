@@ -66,7 +66,10 @@ Status ReadZeroPoints(const Tensor* z, const Tensor& of, const char* op, int ind
 class MatMulIntegerToFloatKernel final : public OpKernel {
  public:
   explicit MatMulIntegerToFloatKernel(bool dynamic) : dynamic_(dynamic) {}
-  Status Init(const KernelInfo&) { return Status::OK(); }
+  Status Init(const KernelInfo& info) {
+    packed_b_ = PackConstantB(info, 1);
+    return Status::OK();
+  }
 
   Status Compute(KernelContext& ctx) const override {
     const char* op = dynamic_ ? "DynamicQuantizeMatMul" : "MatMulIntegerToFloat";
@@ -101,9 +104,11 @@ class MatMulIntegerToFloatKernel final : public OpKernel {
                      ShapeToString(bias->dims()), " must be float and 1-D of length ", N, ", the columns of input 1 (B)");
     }
 
-    // A less its zero point, as floats (exact: |values| <= 255).
+    // A as 8-bit codes and its zero point: DynamicQuantizeMatMul quantizes A
+    // here to uint8 over the whole tensor.
     const int64_t a_count = A->size();
-    std::vector<float> a_shift(static_cast<size_t>(a_count));
+    std::vector<uint8_t> a_codes;
+    int32_t a_zp = 0;
     float a_scale = 1.f;
     if (dynamic_) {
       const float* a = A->data<float>();
@@ -116,9 +121,11 @@ class MatMulIntegerToFloatKernel final : public OpKernel {
       }
       a_scale = hi == lo ? 1.f : (hi - lo) / 255.f;
       const float zp = std::nearbyint(std::max(0.f, std::min(255.f, 0.f - lo / a_scale)));
+      a_zp = static_cast<int32_t>(zp);
+      a_codes.resize(static_cast<size_t>(a_count));
       for (int64_t i = 0; i < a_count; ++i) {
         const float q = std::nearbyint(a[i] / a_scale) + zp;
-        a_shift[i] = (q < 0.f ? 0.f : (q > 255.f ? 255.f : q)) - zp;
+        a_codes[i] = static_cast<uint8_t>(q < 0.f ? 0.f : (q > 255.f ? 255.f : q));
       }
     } else {
       const Tensor* a_scale_t = nullptr;
@@ -126,13 +133,9 @@ class MatMulIntegerToFloatKernel final : public OpKernel {
       ONYX_RETURN_IF_ERROR(ReadScales(*a_scale_t, op, 2, "a_scale", false, 1, &ascale));
       a_scale = ascale[0];
       ONYX_RETURN_IF_ERROR(ReadZeroPoints(opt(4), *A, op, 4, "a_zero_point", "input 0 (A)", false, 1, &azp));
-      ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, A->type(), op, [&](auto tag) -> Status {
-        using T = typename decltype(tag)::type;
-        const T* a = A->data<T>();
-        for (int64_t i = 0; i < a_count; ++i) a_shift[i] = static_cast<float>(static_cast<int32_t>(a[i]) - azp[0]);
-        return Status::OK();
-      }));
+      a_zp = azp[0];
     }
+    const std::vector<int32_t> za_rows(static_cast<size_t>(M), a_zp);
     std::vector<float> col_scale(static_cast<size_t>(N));
     for (int64_t n = 0; n < N; ++n) col_scale[n] = a_scale * bscale[n];
 
@@ -144,20 +147,28 @@ class MatMulIntegerToFloatKernel final : public OpKernel {
       for (int64_t i = 0; i < Y->size(); ++i) y[i] = bv ? bv[i % N] : 0.f;
       return Status::OK();
     }
-    return DispatchOver(Int8TypeSet{}, B->type(), op, [&](auto tag) -> Status {
-      using TB = typename decltype(tag)::type;
-      ForEachIntMatMul(sh, ctx.threads(), a_shift.data(), B->data<TB>(), bzp.data(), [&](int64_t bi, const double* c) {
+    auto run = [&](const auto* a, auto btag) -> Status {
+      using TB = typename decltype(btag)::type;
+      ForEachIntMatMul(sh, ctx.threads(), a, za_rows.data(), B->data<TB>(), bzp.data(), [&](int64_t bi, const double* c) {
         float* yb = y + bi * M * N;
         for (int64_t m = 0; m < M; ++m)
           for (int64_t n = 0; n < N; ++n)
             yb[m * N + n] = static_cast<float>(c[m * N + n]) * col_scale[n] + (bv ? bv[n] : 0.f);
-      });
+      }, packed_b_.get());
       return Status::OK();
+    };
+    return DispatchOver(Int8TypeSet{}, B->type(), op, [&](auto btag) -> Status {
+      if (dynamic_) return run(a_codes.data(), btag);
+      return DispatchOver(Int8TypeSet{}, A->type(), op, [&](auto atag) {
+        using TA = typename decltype(atag)::type;
+        return run(A->data<TA>(), btag);
+      });
     });
   }
 
  private:
   bool dynamic_;
+  std::shared_ptr<const qlinear::PackedU8S8B> packed_b_;  // B packed at creation when constant
 };
 
 }  // namespace

@@ -23,7 +23,10 @@ using qlinear::Int8TypeSet;
 
 class QLinearMatMulKernel final : public OpKernel {
  public:
-  Status Init(const KernelInfo&) { return Status::OK(); }
+  Status Init(const KernelInfo& info) {
+    packed_b_ = PackConstantB(info, 3);
+    return Status::OK();
+  }
 
   Status Compute(KernelContext& ctx) const override {
     const char* op = "QLinearMatMul";
@@ -35,7 +38,7 @@ class QLinearMatMulKernel final : public OpKernel {
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(7, &yz));
     IntMatMulShape sh;
     ONYX_RETURN_IF_ERROR(ResolveIntMatMul(A->dims(), B->dims(), op, 0, "a", 3, "b", /*blas_ints=*/true, &sh));
-    const int64_t M = sh.M, K = sh.K, N = sh.N;
+    const int64_t M = sh.M, N = sh.N;
 
     const char* per_row = " (one per row of a)";
     const char* per_col = " (one per column of b)";
@@ -63,31 +66,30 @@ class QLinearMatMulKernel final : public OpKernel {
 
     Tensor* Y = ctx.Output(0, sh.out_dims, yz->type());
     if (Y == nullptr || Y->size() == 0) return Status::OK();
-    const int64_t amats = ShapeSize(sh.abatch);
-    // A less its zero points, as floats, once per distinct matrix; B stays in codes.
-    std::vector<float> a(static_cast<size_t>(amats * M * K));
-    ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, A->type(), op, [&](auto tag) -> Status {
-      using TA = typename decltype(tag)::type;
-      const TA* p = A->data<TA>();
-      for (int64_t i = 0; i < amats * M * K; ++i)
-        a[i] = static_cast<float>(static_cast<int32_t>(p[i]) - za[(i / K) % M]);
-      return Status::OK();
-    }));
-    return DispatchOver(Int8TypeSet{}, B->type(), op, [&](auto btag) -> Status {
+    auto run = [&](auto atag, auto btag, auto ytag) {
+      using TA = typename decltype(atag)::type;
       using TB = typename decltype(btag)::type;
-      return DispatchOver(Int8TypeSet{}, yz->type(), op, [&](auto tag) -> Status {
-        using TY = typename decltype(tag)::type;
-        TY* y = Y->data<TY>();
-        ForEachIntMatMul(sh, ctx.threads(), a.data(), B->data<TB>(), zb.data(), [&](int64_t bi, const double* c) {
-          TY* yb = y + bi * M * N;
-          for (int64_t m = 0; m < M; ++m)
-            for (int64_t n = 0; n < N; ++n)
-              yb[m * N + n] = qlinear::Requantize<TY>(c[m * N + n], mult[m * N + n], zy[m]);
-        });
-        return Status::OK();
+      using TY = typename decltype(ytag)::type;
+      TY* y = Y->data<TY>();
+      ForEachIntMatMul(sh, ctx.threads(), A->data<TA>(), za.data(), B->data<TB>(), zb.data(),
+                       [&](int64_t bi, const double* c) {
+                         TY* yb = y + bi * M * N;
+                         for (int64_t m = 0; m < M; ++m)
+                           for (int64_t n = 0; n < N; ++n)
+                             yb[m * N + n] = qlinear::Requantize<TY>(c[m * N + n], mult[m * N + n], zy[m]);
+                       },
+                       packed_b_.get());
+      return Status::OK();
+    };
+    return DispatchOver(Int8TypeSet{}, A->type(), op, [&](auto atag) {
+      return DispatchOver(Int8TypeSet{}, B->type(), op, [&](auto btag) {
+        return DispatchOver(Int8TypeSet{}, yz->type(), op, [&](auto ytag) { return run(atag, btag, ytag); });
       });
     });
   }
+
+ private:
+  std::shared_ptr<const qlinear::PackedU8S8B> packed_b_;  // B packed at creation when constant
 };
 
 }  // namespace
