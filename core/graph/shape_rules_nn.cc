@@ -366,6 +366,16 @@ void RegisterNnRules(RuleMap& m) {
     if (c.HasOutput(2)) c.SetTensor(2, ElemType::kFloat, {b, s, h});
     return Status::OK();
   };
+  // onnxruntime's blockwise-quantized MatMul: A's dims with the last one N, A's type.
+  m["com.microsoft:MatMulNBits"] = [](InferContext& c) {
+    ElemType e;
+    if (!StartShapedRule(c, &e)) return Status::OK();
+    std::vector<Dim> out = c.Dims(0);
+    const int64_t n = c.node().AttrInt("N", -1);
+    if (!out.empty()) out.back() = n > 0 ? Dim::Of(n) : Dim{};
+    c.SetTensor(0, e, out);
+    return Status::OK();
+  };
   // onnxruntime's Gemm + activation: Gemm's shapes.
   m["com.microsoft:FusedGemm"] = Gemm;
   // onnxruntime's quantized Gemm: [M, N] of y_zero_point's type, float without it.
