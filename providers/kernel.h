@@ -34,6 +34,15 @@ class KernelInfo {
   const Tensor* ConstantInput(int i) const;
   // Declared or inferred type of input `i` (kind kUnknown when not known).
   const TypeInfo& InputType(int i) const;
+  // Said by a kernel that copied constant input `i` into a form of its own
+  // at creation (packed weights) and will never read that input's data again:
+  // once every reader of the initializer has said so, the session frees its
+  // data (the tensor the kernel is then given at run time keeps its type and
+  // dims, but raw() is null). Only meaningful when ConstantInput(i) is not null.
+  void ReleaseConstantInput(int i) const {
+    if (ConstantInput(i) != nullptr) released_.push_back(i);
+  }
+  const std::vector<int>& ReleasedConstantInputs() const { return released_; }
 
   int64_t AttrInt(const std::string& k, int64_t d) const { return node_.AttrInt(k, d); }
   float AttrFloat(const std::string& k, float d) const { return node_.AttrFloat(k, d); }
@@ -58,6 +67,7 @@ class KernelInfo {
   const Graph& graph_;
   std::vector<TypeInfo> input_types_;
   std::map<std::string, const SubgraphRunner*> subgraphs_;
+  mutable std::vector<int> released_;
 };
 
 // What a kernel sees on each run. Not shared between concurrent runs.

@@ -50,6 +50,9 @@ class ExecutionPlan {
  public:
   static Status Build(const Graph& graph, const std::vector<ExecutionProvider*>& providers,
                       const PlanOptions& options, std::unique_ptr<ExecutionPlan>* out);
+  // Initializers every reader of which packed its own copy at creation: the
+  // plan holds them without data, and the graph's copies may be dropped.
+  const std::vector<std::string>& ReleasedConstants() const { return released_constants_; }
 
   int SlotOf(const std::string& name) const {
     auto it = slot_of_.find(name);
@@ -98,6 +101,8 @@ class ExecutionPlan {
   std::unordered_map<std::string, int> slot_of_;
   std::vector<bool> is_node_output_;
   std::vector<std::pair<int, std::shared_ptr<Tensor>>> constants_;
+  // Initializers whose data no kernel reads any more (see Build).
+  std::vector<std::string> released_constants_;
   std::vector<Step> steps_;
 
   // Memory pattern state. Patterns are keyed by the fed inputs' types and

@@ -302,6 +302,11 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   cpu_arena_ = options.cpu_allocator ? options.cpu_allocator.get()
                                      : options.enable_cpu_mem_arena ? GetCpuAllocator() : nullptr;
   ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(g, raw, plan_options, &plan_));
+  // Weights the kernels packed into copies of their own: the originals go.
+  for (const std::string& name : plan_->ReleasedConstants()) {
+    auto& t = model_.graph->initializers[name];
+    t = std::make_shared<Tensor>(t->type(), t->dims(), nullptr, t->location());
+  }
   IndexInputsAndOutputs();
   if (logger_->Enabled(Severity::kVerbose)) {
     std::string order;

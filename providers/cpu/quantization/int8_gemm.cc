@@ -546,14 +546,16 @@ void PackedWeights::Init(const KernelInfo& info, int index) {
   const Dims& d = b->dims();
   const int64_t K = d.size() == 1 ? d[0] : d[d.size() - 2], N = d.size() == 1 ? 1 : d.back();
   PackAll(*b, K, N, K * N == 0 ? 0 : b->size() / (K * N), nullptr, &packed_);
-  source_ = b->raw();
+  packed_at_init_ = true;
   dims_ = d;
   type_ = b->type();
+  // Runs read the packed copy only (a constant input never changes).
+  info.ReleaseConstantInput(index);
 }
 
 const std::vector<PackedB>& PackedWeights::Get(const Tensor& b, int64_t K, int64_t N, int64_t mats, ThreadPool* pool,
                                                std::vector<PackedB>* scratch) const {
-  if (source_ != nullptr && b.raw() == source_ && b.dims() == dims_ && b.type() == type_ &&
+  if (packed_at_init_ && b.dims() == dims_ && b.type() == type_ &&
       static_cast<int64_t>(packed_.size()) == mats && (mats == 0 || (packed_[0].K() == K && packed_[0].N() == N)))
     return packed_;
   PackAll(b, K, N, mats, pool, scratch);

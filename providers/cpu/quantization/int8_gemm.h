@@ -99,7 +99,8 @@ void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint
 // [K, 1]), packed once at Init when it is a constant initializer.
 class PackedWeights {
  public:
-  // Packs input `index` of the node if it is a constant int8/uint8 tensor.
+  // Packs input `index` of the node if it is a constant int8/uint8 tensor,
+  // and tells the session it may free the original (ReleaseConstantInput).
   void Init(const KernelInfo& info, int index);
   // The `mats` packed [K, N] matrices of `b`: the ones packed at Init when
   // `b` is that constant, else packed now into *scratch.
@@ -107,7 +108,7 @@ class PackedWeights {
                                   std::vector<PackedB>* scratch) const;
 
  private:
-  const void* source_ = nullptr;
+  bool packed_at_init_ = false;
   Dims dims_;
   ElemType type_ = ElemType::kUndefined;
   std::vector<PackedB> packed_;
