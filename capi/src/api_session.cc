@@ -391,6 +391,44 @@ OnyxStatus* SessionGetProfilingStartTimeNs(const OnyxSession* session, uint64_t*
   API_END
 }
 
+Status CheckAssignmentRecorded(const OnyxSession* session) {
+  const auto& cfg = session->session->options().config;
+  auto it = cfg.find("session.record_ep_graph_assignment_info");
+  if (it == cfg.end() || it->second != "1")
+    return MakeError(ErrorCode::kFail, "Session configuration entry 'session.record_ep_graph_assignment_info' must be "
+                     "set to \"1\" to retrieve EP graph assignment information.");
+  return Status::OK();
+}
+
+OnyxStatus* SessionGetAssignedNodeCount(const OnyxSession* session, size_t* out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(session);
+  API_CHECK_NOT_NULL(out);
+  API_RETURN_IF_ERROR(CheckAssignmentRecorded(session));
+  *out = session->session->NodeAssignments().size();
+  API_END
+}
+
+OnyxStatus* SessionGetAssignedNode(const OnyxSession* session, size_t index, const char** provider,
+                                   const char** node_name, const char** op_type, const char** domain) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(session);
+  API_CHECK_NOT_NULL(provider);
+  API_CHECK_NOT_NULL(node_name);
+  API_CHECK_NOT_NULL(op_type);
+  API_CHECK_NOT_NULL(domain);
+  API_RETURN_IF_ERROR(CheckAssignmentRecorded(session));
+  const auto nodes = session->session->NodeAssignments();
+  if (index >= nodes.size())
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("SessionGetAssignedNode: index ", index, " is out of range (",
+                                                   nodes.size(), " nodes)"));
+  *provider = nodes[index].first ? nodes[index].first->c_str() : "";
+  *node_name = nodes[index].second->name.c_str();
+  *op_type = nodes[index].second->op_type.c_str();
+  *domain = nodes[index].second->domain.c_str();
+  API_END
+}
+
 }  // namespace
 
 void FillSessionApi(OnyxApi& a) {
@@ -416,6 +454,8 @@ void FillSessionApi(OnyxApi& a) {
   a.SessionRunAsync = SessionRunAsync;
   a.SessionGetInputMemoryInfo = GetIoMemoryInfo<true>;
   a.SessionGetOutputMemoryInfo = GetIoMemoryInfo<false>;
+  a.SessionGetAssignedNodeCount = SessionGetAssignedNodeCount;
+  a.SessionGetAssignedNode = SessionGetAssignedNode;
 }
 
 }  // namespace capi

@@ -16,6 +16,7 @@ const OnyxApi* BuildApi() {
     onyx::capi::FillInfoApi(a);
     onyx::capi::FillBindingApi(a);
     onyx::capi::FillEnvApi(a);
+    onyx::capi::FillLoraApi(a);
     return a;
   }();
   return &api;

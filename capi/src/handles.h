@@ -73,6 +73,16 @@ struct OnyxArenaCfg {
   int arena_extend_strategy = -1;
   int initial_chunk_size_bytes = -1;
   int max_dead_bytes_per_chunk = -1;
+  int64_t initial_growth_chunk_size_bytes = -1;
+  int64_t max_power_of_two_extend_bytes = -1;
+};
+
+struct OnyxLoraAdapter {
+  int format_version = 1;
+  int adapter_version = 0;
+  int model_version = 0;
+  // Shared with the run options it is activated on.
+  std::shared_ptr<const onyx::NamedTensors> parameters;
 };
 
 struct OnyxAllocator {

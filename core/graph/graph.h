@@ -141,15 +141,25 @@ struct Model {
   std::shared_ptr<Graph> graph;
 };
 
-// Parses an ONNX ModelProto. `model_dir` resolves external data (never outside it).
-Status LoadModelFromBytes(const void* data, size_t size, const std::string& model_dir, Model* out);
-Status LoadModelFromFile(const std::string& path, Model* out);
+// External data files held in memory, by the location tensors name: read
+// instead of the file system (the buffers are borrowed, kept alive by the caller).
+using ExternalFiles = std::map<std::string, std::pair<const void*, size_t>>;
+
+// Parses an ONNX ModelProto. `model_dir` resolves external data (never outside
+// it); `files`, when given, is looked up first.
+Status LoadModelFromBytes(const void* data, size_t size, const std::string& model_dir, Model* out,
+                          const ExternalFiles* files = nullptr);
+Status LoadModelFromFile(const std::string& path, Model* out, const ExternalFiles* files = nullptr);
 
 // Writes `model` as an ONNX ModelProto (model_saver.cc), everything the loader
 // reads included; initializers are written inline, external or not. Models
 // over protobuf's 2 GiB limit and the ".ort" format are NOT_IMPLEMENTED.
 // The file appears complete or not at all (written beside it, then renamed).
-Status SaveModel(const Model& model, const std::string& path);
+// With `external_file` set, each initializer of at least `min_external_bytes`
+// bytes (strings excepted) is written to that file (beside `path`, replaced)
+// and referenced as external data.
+Status SaveModel(const Model& model, const std::string& path, const std::string& external_file = "",
+                 size_t min_external_bytes = 0);
 Status SaveModelToString(const Model& model, std::string* bytes);
 
 }  // namespace onyx

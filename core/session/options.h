@@ -51,7 +51,15 @@ struct SessionOptions {
   // A shared CPU allocator (registered with the environment) to use instead
   // of the process default; null for the default.
   std::shared_ptr<Allocator> cpu_allocator;
+  // Contents of external data files by the location a model's tensors name
+  // (add_external_initializers_from_files_in_memory): read there instead of
+  // from disk. Borrowed: the caller keeps each buffer alive while sessions
+  // created with these options live.
+  std::map<std::string, std::pair<const void*, size_t>> external_files_in_memory;
 };
+
+// Initializer values by name (a LoRA adapter's parameters).
+using NamedTensors = std::vector<std::pair<std::string, std::shared_ptr<Tensor>>>;
 
 struct RunOptions {
   std::string tag;
@@ -62,6 +70,9 @@ struct RunOptions {
   // engine implements are read at each run (see kRunArenaShrinkKey); others are
   // stored and read back, as onnxruntime does with keys it does not know.
   std::map<std::string, std::string> config;
+  // LoRA adapters active for runs with these options: each replaces the
+  // model's initializers of the same names for those runs only.
+  std::vector<std::shared_ptr<const NamedTensors>> active_adapters;
 };
 
 // "cpu:0" (';'-separated device:id list): after the run, return the named

@@ -5,6 +5,8 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <unordered_map>
 
@@ -13,6 +15,7 @@
 #include "core/graph/shape_inference.h"
 #include "core/optimizer/optimizer.h"
 #include "core/session/execution_plan.h"
+#include "core/session/model_config.h"
 
 namespace onyx {
 namespace {
@@ -45,6 +48,24 @@ Status CheckFeed(const ValueInfo& decl, const Value& v) {
     ValueInfo inner = decl;
     inner.type = *t.inner;
     return CheckFeed(inner, v);
+  }
+  if (t.kind == TypeInfo::Kind::kSparseTensor) {
+    // Kernels take dense tensors: the feed is checked here and densified by RunIndexed.
+    if (!v.IsSparse())
+      return MakeError(ErrorCode::kInvalidArgument, "Input '", decl.name, "' expects a sparse tensor (",
+                       t.ToString(), ")");
+    const SparseTensor& sp = v.sparse();
+    if (sp.values->type() != t.elem)
+      return MakeError(ErrorCode::kInvalidArgument, "Unexpected input data type. Actual: (sparse_tensor(",
+                       ElemTypeName(sp.values->type()), ")) , expected: (", t.ToString(), ") for input '", decl.name,
+                       "'");
+    if (!t.has_shape) return Status::OK();
+    bool same = sp.dense_dims.size() == t.dims.size();
+    for (size_t i = 0; same && i < t.dims.size(); ++i) same = !t.dims[i].known() || t.dims[i].value == sp.dense_dims[i];
+    if (!same)
+      return MakeError(ErrorCode::kInvalidArgument, "Got invalid dimensions for input: ", decl.name, ": dense shape ",
+                       ShapeToString(sp.dense_dims), " does not match the declared ", t.ToString());
+    return Status::OK();
   }
   if (t.kind != TypeInfo::Kind::kTensor)
     return MakeError(ErrorCode::kNotImplemented, "input '", decl.name, "' has type ", t.ToString(),
@@ -130,8 +151,14 @@ Status Session::Create(const SessionOptions& options, const std::string& path, s
   auto start = Profiler::Clock::now();
   SchemaPreload preload;  // registers ONNX's schemas while the model loads, once per process
   std::unique_ptr<Session> s(new Session());
-  ONYX_RETURN_IF_ERROR(LoadModelFromFile(path, &s->model_));
-  ONYX_RETURN_IF_ERROR(s->Initialize(options, start));
+  ONYX_RETURN_IF_ERROR(LoadModelFromFile(path, &s->model_, &options.external_files_in_memory));
+  if (LoadConfigFromModelRequested()) {
+    SessionOptions from_model = options;
+    ONYX_RETURN_IF_ERROR(ApplyModelConfig(s->model_, &from_model));
+    ONYX_RETURN_IF_ERROR(s->Initialize(from_model, start));
+  } else {
+    ONYX_RETURN_IF_ERROR(s->Initialize(options, start));
+  }
   *out = std::move(s);
   return Status::OK();
 }
@@ -141,8 +168,14 @@ Status Session::CreateFromBytes(const SessionOptions& options, const void* data,
   auto start = Profiler::Clock::now();
   SchemaPreload preload;  // registers ONNX's schemas while the model loads, once per process
   std::unique_ptr<Session> s(new Session());
-  ONYX_RETURN_IF_ERROR(LoadModelFromBytes(data, size, "", &s->model_));
-  ONYX_RETURN_IF_ERROR(s->Initialize(options, start));
+  ONYX_RETURN_IF_ERROR(LoadModelFromBytes(data, size, "", &s->model_, &options.external_files_in_memory));
+  if (LoadConfigFromModelRequested()) {
+    SessionOptions from_model = options;
+    ONYX_RETURN_IF_ERROR(ApplyModelConfig(s->model_, &from_model));
+    ONYX_RETURN_IF_ERROR(s->Initialize(from_model, start));
+  } else {
+    ONYX_RETURN_IF_ERROR(s->Initialize(options, start));
+  }
   *out = std::move(s);
   return Status::OK();
 }
@@ -282,8 +315,26 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   logger_->Logf(Severity::kInfo, "graph optimization level ", options.graph_optimization_level, ": ", nodes_before,
                 " nodes -> ", g.nodes.size());
   // What will run, before partitioning: onnxruntime's optimized_model_filepath.
-  if (!options.optimized_model_filepath.empty())
-    ONYX_RETURN_IF_ERROR(SaveModel(model_, options.optimized_model_filepath));
+  if (!options.optimized_model_filepath.empty()) {
+    // onnxruntime's keys: initializers of at least min_size bytes (default
+    // 1024) go to the named file beside the model.
+    std::string external_file;
+    size_t min_bytes = 1024;
+    auto f = options.config.find("session.optimized_model_external_initializers_file_name");
+    if (f != options.config.end()) external_file = f->second;
+    auto m = options.config.find("session.optimized_model_external_initializers_min_size_in_bytes");
+    if (m != options.config.end()) {
+      char* end = nullptr;
+      errno = 0;
+      const long long v = std::strtoll(m->second.c_str(), &end, 10);
+      if (m->second.empty() || *end != '\0' || errno != 0 || v < 0)
+        return MakeError(ErrorCode::kInvalidArgument, "session config entry "
+                         "'session.optimized_model_external_initializers_min_size_in_bytes' must be a non-negative "
+                         "integer, got '", m->second, "'");
+      min_bytes = static_cast<size_t>(v);
+    }
+    ONYX_RETURN_IF_ERROR(SaveModel(model_, options.optimized_model_filepath, external_file, min_bytes));
+  }
   std::vector<ExecutionProvider*> raw;
   for (auto& p : providers_) raw.push_back(p.get());
   PlanOptions plan_options;
@@ -381,7 +432,32 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
     ONYX_CHECK_ARG(!fed[index], "input '", name, "' is fed more than once");
     fed[index] = 1;
     ONYX_RETURN_IF_ERROR(CheckFeed(model_.graph->inputs[fs.decl], *feeds[i]));
-    values[fs.slot] = *feeds[i];
+    if (feeds[i]->IsSparse()) {
+      Tensor dense;
+      ONYX_RETURN_IF_ERROR(Densify(feeds[i]->sparse(), &dense));
+      values[fs.slot] = Value(std::move(dense));
+    } else {
+      values[fs.slot] = *feeds[i];
+    }
+  }
+  // Active LoRA adapters feed their parameters to the inputs (or overridable
+  // initializers) of the same names, for this run only; an explicit feed wins.
+  if (run_options) {
+    for (const auto& adapter : run_options->active_adapters) {
+      for (const auto& kv : *adapter) {
+        auto it = feed_index_.find(kv.first);
+        if (it == feed_index_.end() || feed_slots_[it->second].decl < 0)
+          return MakeError(ErrorCode::kInvalidArgument, "LoRA adapter parameter '", kv.first,
+                           "' names no input or overridable initializer of the model");
+        if (fed[it->second]) continue;
+        Value param(kv.second);
+        const FeedSlot& fs = feed_slots_[it->second];
+        Status st = CheckFeed(model_.graph->inputs[fs.decl], param);
+        if (!st.ok()) return st.WithContext("LoRA adapter parameter '" + kv.first + "': ");
+        fed[it->second] = 1;
+        values[fs.slot] = std::move(param);
+      }
+    }
   }
   std::string missing;
   for (size_t i = 0; i < inputs_.size(); ++i)
@@ -454,6 +530,10 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
   }
   *outputs = std::move(result);
   return Status::OK();
+}
+
+std::vector<std::pair<const std::string*, const Node*>> Session::NodeAssignments() const {
+  return plan_->NodeAssignments();
 }
 
 Status Session::ArenasToShrink(const RunOptions* run_options, bool* shrink_cpu) const {

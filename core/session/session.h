@@ -34,6 +34,8 @@ class Session {
   const Model& model() const { return model_; }
   const std::vector<std::string>& provider_names() const { return provider_names_; }
   const SessionOptions& options() const { return options_; }
+  // Which provider runs each node, in execution order (see ExecutionPlan).
+  std::vector<std::pair<const std::string*, const Node*>> NodeAssignments() const;
 
   // Writes the profile (Chrome-trace JSON) and stops profiling; FAIL when
   // profiling was not enabled. Thread-safe with Run.
