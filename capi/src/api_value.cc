@@ -76,18 +76,13 @@ OnyxStatus* MemoryInfoCreateV2(const char* name, int device_type, int vendor_id,
   *out = new OnyxMemoryInfo{info};
   API_END
 }
-OnyxStatus* MemoryInfoGetDeviceMemType(const OnyxMemoryInfo* info, int* out) {
+// One getter per MemoryInfo field: *out = the field, as the C type `T`.
+template <typename T, auto Field>
+OnyxStatus* MemoryInfoGet(const OnyxMemoryInfo* info, T* out) {
   API_BEGIN
   API_CHECK_NOT_NULL(info);
   API_CHECK_NOT_NULL(out);
-  *out = info->info.device_mem_type;
-  API_END
-}
-OnyxStatus* MemoryInfoGetVendorId(const OnyxMemoryInfo* info, int* out) {
-  API_BEGIN
-  API_CHECK_NOT_NULL(info);
-  API_CHECK_NOT_NULL(out);
-  *out = info->info.vendor_id;
+  *out = static_cast<T>(info->info.*Field);
   API_END
 }
 OnyxStatus* MemoryInfoCreateCpu(OnyxAllocatorType allocator_type, OnyxMemType mem_type, OnyxMemoryInfo** out) {
@@ -99,27 +94,6 @@ OnyxStatus* MemoryInfoGetName(const OnyxMemoryInfo* info, const char** out) {
   API_CHECK_NOT_NULL(info);
   API_CHECK_NOT_NULL(out);
   *out = info->info.name.c_str();
-  API_END
-}
-OnyxStatus* MemoryInfoGetDeviceId(const OnyxMemoryInfo* info, int* out) {
-  API_BEGIN
-  API_CHECK_NOT_NULL(info);
-  API_CHECK_NOT_NULL(out);
-  *out = info->info.device_id;
-  API_END
-}
-OnyxStatus* MemoryInfoGetMemType(const OnyxMemoryInfo* info, OnyxMemType* out) {
-  API_BEGIN
-  API_CHECK_NOT_NULL(info);
-  API_CHECK_NOT_NULL(out);
-  *out = static_cast<OnyxMemType>(info->info.mem_type);
-  API_END
-}
-OnyxStatus* MemoryInfoGetAllocatorType(const OnyxMemoryInfo* info, OnyxAllocatorType* out) {
-  API_BEGIN
-  API_CHECK_NOT_NULL(info);
-  API_CHECK_NOT_NULL(out);
-  *out = static_cast<OnyxAllocatorType>(info->info.alloc_type);
   API_END
 }
 
@@ -497,15 +471,15 @@ void FillValueApi(OnyxApi& a) {
   a.ValueCreateSparseTensor = ValueCreateSparseTensor;
   a.ValueGetSparseFormat = ValueGetSparseFormat;
   a.MemoryInfoCreateV2 = MemoryInfoCreateV2;
-  a.MemoryInfoGetDeviceMemType = MemoryInfoGetDeviceMemType;
-  a.MemoryInfoGetVendorId = MemoryInfoGetVendorId;
+  a.MemoryInfoGetDeviceMemType = MemoryInfoGet<int, &MemoryInfo::device_mem_type>;
+  a.MemoryInfoGetVendorId = MemoryInfoGet<int, &MemoryInfo::vendor_id>;
   a.MemoryInfoCreate = MemoryInfoCreate;
   a.MemoryInfoCreateCpu = MemoryInfoCreateCpu;
   a.MemoryInfoRelease = MemoryInfoRelease;
   a.MemoryInfoGetName = MemoryInfoGetName;
-  a.MemoryInfoGetDeviceId = MemoryInfoGetDeviceId;
-  a.MemoryInfoGetMemType = MemoryInfoGetMemType;
-  a.MemoryInfoGetAllocatorType = MemoryInfoGetAllocatorType;
+  a.MemoryInfoGetDeviceId = MemoryInfoGet<int, &MemoryInfo::device_id>;
+  a.MemoryInfoGetMemType = MemoryInfoGet<OnyxMemType, &MemoryInfo::mem_type>;
+  a.MemoryInfoGetAllocatorType = MemoryInfoGet<OnyxAllocatorType, &MemoryInfo::alloc_type>;
   a.GetDefaultAllocator = GetDefaultAllocator;
   a.AllocatorAlloc = AllocatorAlloc;
   a.AllocatorFree = AllocatorFree;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -141,9 +142,16 @@ struct Model {
   std::shared_ptr<Graph> graph;
 };
 
-// External data files held in memory, by the location tensors name: read
-// instead of the file system (the buffers are borrowed, kept alive by the caller).
-using ExternalFiles = std::map<std::string, std::pair<const void*, size_t>>;
+// Where external data may come from besides the model's folder.
+struct ExternalFiles {
+  // Files held in memory, by the location tensors name: read instead of the
+  // file system (the buffers are borrowed, kept alive by the caller).
+  std::map<std::string, std::pair<const void*, size_t>> in_memory;
+  // Initializers the caller supplies (add_external_initializers): their
+  // external data is not read; they load as placeholders of their type and
+  // shape, without data, which the caller's tensors must replace.
+  std::set<std::string> supplied;
+};
 
 // Parses an ONNX ModelProto. `model_dir` resolves external data (never outside
 // it); `files`, when given, is looked up first.

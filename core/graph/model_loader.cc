@@ -182,10 +182,15 @@ class Loader {
       else if (kv.key() == "offset") offset = std::stoll(kv.value());
       else if (kv.key() == "length") length = std::stoll(kv.value());
     }
+    if (files_ && files_->supplied.count(tp.name())) {
+      // The caller supplies this one: nothing to read.
+      *out = std::make_shared<Tensor>(et, dims, nullptr, MemoryInfo{});
+      return Status::OK();
+    }
     if (files_) {
       // A file the caller holds in memory (add_external_initializers_from_files_in_memory).
-      auto f = files_->find(location);
-      if (f != files_->end()) {
+      auto f = files_->in_memory.find(location);
+      if (f != files_->in_memory.end()) {
         const size_t size = f->second.second;
         if (length < 0) length = static_cast<int64_t>(nbytes);
         if (offset < 0 || static_cast<size_t>(length) != nbytes || static_cast<uint64_t>(offset + length) > size)

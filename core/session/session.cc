@@ -147,11 +147,27 @@ Session::~Session() {
   GetCpuAllocator()->Trim();
 }
 
-Status Session::Create(const SessionOptions& options, const std::string& path, std::unique_ptr<Session>* out) {
+namespace {
+
+// What the options say about external data: files in memory, and the
+// initializers the caller supplies (whose external data is never read).
+ExternalFiles ExternalSources(const SessionOptions& options) {
+  ExternalFiles f;
+  f.in_memory = options.external_files_in_memory;
+  for (const auto& kv : options.initializers) f.supplied.insert(kv.first);
+  return f;
+}
+
+}  // namespace
+
+Status Session::CreateWith(const SessionOptions& options,
+                           const std::function<Status(Model*, const ExternalFiles*)>& load,
+                           std::unique_ptr<Session>* out) {
   auto start = Profiler::Clock::now();
   SchemaPreload preload;  // registers ONNX's schemas while the model loads, once per process
   std::unique_ptr<Session> s(new Session());
-  ONYX_RETURN_IF_ERROR(LoadModelFromFile(path, &s->model_, &options.external_files_in_memory));
+  const ExternalFiles sources = ExternalSources(options);
+  ONYX_RETURN_IF_ERROR(load(&s->model_, &sources));
   if (LoadConfigFromModelRequested()) {
     SessionOptions from_model = options;
     ONYX_RETURN_IF_ERROR(ApplyModelConfig(s->model_, &from_model));
@@ -163,21 +179,16 @@ Status Session::Create(const SessionOptions& options, const std::string& path, s
   return Status::OK();
 }
 
+Status Session::Create(const SessionOptions& options, const std::string& path, std::unique_ptr<Session>* out) {
+  return CreateWith(
+      options, [&](Model* m, const ExternalFiles* sources) { return LoadModelFromFile(path, m, sources); }, out);
+}
+
 Status Session::CreateFromBytes(const SessionOptions& options, const void* data, size_t size,
                                 std::unique_ptr<Session>* out) {
-  auto start = Profiler::Clock::now();
-  SchemaPreload preload;  // registers ONNX's schemas while the model loads, once per process
-  std::unique_ptr<Session> s(new Session());
-  ONYX_RETURN_IF_ERROR(LoadModelFromBytes(data, size, "", &s->model_, &options.external_files_in_memory));
-  if (LoadConfigFromModelRequested()) {
-    SessionOptions from_model = options;
-    ONYX_RETURN_IF_ERROR(ApplyModelConfig(s->model_, &from_model));
-    ONYX_RETURN_IF_ERROR(s->Initialize(from_model, start));
-  } else {
-    ONYX_RETURN_IF_ERROR(s->Initialize(options, start));
-  }
-  *out = std::move(s);
-  return Status::OK();
+  return CreateWith(
+      options, [&](Model* m, const ExternalFiles* sources) { return LoadModelFromBytes(data, size, "", m, sources); },
+      out);
 }
 
 // SessionOptions::initializers: the caller's tensors replace the model's.
@@ -421,6 +432,7 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
   std::vector<Value> values(plan_->num_slots());
   // One flag per feedable value: fed already?
   std::vector<char> fed(n_feedable, 0);
+  std::vector<std::pair<int, const Value*>> sparse_feeds;
   for (size_t i = 0; i < feed_count; ++i) {
     const size_t index = feed_indices[i];
     ONYX_CHECK_ARG(index < n_feedable, "input index ", index, " is out of range (the model has ", inputs_.size(),
@@ -436,6 +448,8 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
       Tensor dense;
       ONYX_RETURN_IF_ERROR(Densify(feeds[i]->sparse(), &dense));
       values[fs.slot] = Value(std::move(dense));
+      // A graph output that is this input comes back sparse, as fed.
+      sparse_feeds.emplace_back(fs.slot, feeds[i]);
     } else {
       values[fs.slot] = *feeds[i];
     }
@@ -510,6 +524,14 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
     const int s = output_slots_[index];
     Value& v = values[s];
     if (!v.HasValue()) return MakeError(ErrorCode::kEngineError, "output '", name, "' has no value after the run");
+    auto sparse = std::find_if(sparse_feeds.begin(), sparse_feeds.end(),
+                               [s](const std::pair<int, const Value*>& f) { return f.first == s; });
+    if (sparse != sparse_feeds.end()) {
+      if (bound_outputs && (*bound_outputs)[i])
+        return MakeError(ErrorCode::kInvalidArgument, "output '", name, "' is a sparse tensor and cannot be written into a bound dense buffer");
+      result.push_back(*sparse->second);
+      continue;
+    }
     if (bound_outputs && (*bound_outputs)[i]) {
       const std::shared_ptr<Tensor>& bound = (*bound_outputs)[i];
       ONYX_RETURN_IF_ERROR(CopyIntoBound(name, v, bound.get()));

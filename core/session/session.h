@@ -1,6 +1,7 @@
 // An inference session: model -> prepared plan (immutable) -> per-run state.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -67,6 +68,12 @@ class Session {
 
  private:
   Session() = default;
+  // Create and CreateFromBytes: `load` parses the model into the new session,
+  // reading external data from `sources`; the model's ort_config applies
+  // when ORT_LOAD_CONFIG_FROM_MODEL=1; then Initialize.
+  static Status CreateWith(const SessionOptions& options,
+                           const std::function<Status(Model*, const ExternalFiles*)>& load,
+                           std::unique_ptr<Session>* out);
   Status Initialize(const SessionOptions& options, Profiler::Clock::time_point load_start);
   Status ApplyUserInitializers(const SessionOptions& options);
   void ApplyFreeDimensionOverrides(const SessionOptions& options);

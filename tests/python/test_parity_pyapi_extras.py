@@ -142,6 +142,39 @@ def test_sparse_input_runs(rt, fmt, attrs):
     np.testing.assert_allclose(ov.numpy(), attrs.get("alpha", 1.0) * DENSE @ B)
 
 
+def test_sparse_output_is_the_sparse_input(rt):
+    # A graph output that is a sparse input comes back sparse, as fed.
+    g = helper.make_graph([helper.make_node("SparseToDenseMatMul", ["A", "B"], ["Y"], domain="com.microsoft")], "g",
+                          [helper.make_sparse_tensor_value_info("A", TensorProto.FLOAT, [3, 4]),
+                           helper.make_tensor_value_info("B", TensorProto.FLOAT, [4, 2])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None),
+                           helper.make_sparse_tensor_value_info("A", TensorProto.FLOAT, [3, 4])])
+    sess = rt.InferenceSession(helper.make_model(g, opset_imports=OPSETS, ir_version=8).SerializeToString(),
+                               providers=["CPUExecutionProvider"])
+    assert [o.type for o in sess.get_outputs()] == ["tensor(float)", "sparse_tensor(float)"]
+    feed = rt.OrtValue.ort_value_from_sparse_tensor(_coo(rt, two_d=True))
+    y, a = sess.run_with_ort_values(None, {"A": feed, "B": rt.OrtValue.ortvalue_from_numpy(B)})
+    np.testing.assert_allclose(y.numpy(), DENSE @ B)
+    assert a.is_sparse_tensor() and a.data_type() == "sparse_tensor(float)"
+    np.testing.assert_array_equal(a.as_sparse_tensor().values(), [1, 2, 3, 4])
+    np.testing.assert_array_equal(a.as_sparse_tensor().as_coo_view().indices(), [[0, 1], [1, 0], [1, 3], [2, 3]])
+    y, a = sess.run(None, {"A": feed, "B": B})
+    np.testing.assert_allclose(y, DENSE @ B)
+    assert type(a).__name__ == "SparseTensor" and a.dense_shape() == [3, 4]  # the C-level class, as onnxruntime
+    np.testing.assert_array_equal(a.values(), [1, 2, 3, 4])
+
+
+def test_sparse_linear_coo_into_matmul(rt):
+    sess = rt.InferenceSession(_sparse_matmul_model(), providers=["CPUExecutionProvider"])
+    feed = rt.OrtValue.ort_value_from_sparse_tensor(_coo(rt))
+    if is_ort(rt):
+        # onnxruntime's SparseToDenseMatMul takes only 2-D COO indices.
+        with pytest.raises(Exception, match="Expecting COO 2-D indices shape"):
+            sess.run(None, {"A": feed, "B": B})
+        return
+    np.testing.assert_allclose(sess.run(None, {"A": feed, "B": B})[0], DENSE @ B)
+
+
 def test_sparse_input_bad_feeds(rt):
     sess = rt.InferenceSession(_sparse_matmul_model(), providers=["CPUExecutionProvider"])
     with pytest.raises(Exception):
@@ -332,12 +365,13 @@ def test_add_external_initializers(rt, tmp_path):
     so.add_external_initializers(["W"], [rt.OrtValue.ortvalue_from_numpy(W * 10)])
     sess = rt.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     np.testing.assert_array_equal(sess.run(None, {"X": np.zeros((2, 3), np.float32)})[0], W * 10)
-    if is_ort(rt):
-        # onnxruntime also takes the model as bytes when every external
-        # initializer is supplied; onyxruntime needs the external data
-        # readable (a path, or the files given in memory).
-        sess = rt.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        np.testing.assert_array_equal(sess.run(None, {"X": np.zeros((2, 3), np.float32)})[0], W * 10)
+    # From bytes, the external data is never looked for: the caller gives it.
+    sess = rt.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(sess.run(None, {"X": np.zeros((2, 3), np.float32)})[0], W * 10)
+    with pytest.raises(Exception):  # same shape or nothing
+        wrong = rt.SessionOptions()
+        wrong.add_external_initializers(["W"], [rt.OrtValue.ortvalue_from_numpy(np.zeros((3, 2), np.float32))])
+        rt.InferenceSession(path, wrong, providers=["CPUExecutionProvider"])
     bad = rt.SessionOptions()
     bad.add_external_initializers(["Q"], [rt.OrtValue.ortvalue_from_numpy(W)])
     with pytest.raises(Exception, match="Q"):
@@ -656,3 +690,77 @@ def test_add_provider_and_policies(rt):
         sess = rt.InferenceSession(model, so)
         assert "CPUExecutionProvider" in sess.get_providers()
         np.testing.assert_array_equal(sess.run(None, {"X": x})[0], [0, 3])
+
+
+@pytest.mark.parametrize("view", [lambda a: a[:, ::2], lambda a: a.T])
+def test_dlpack_strided_refused(rt, view):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    with pytest.raises(RuntimeError, match="contiguous"):
+        rt.OrtValue.from_dlpack(view(x))
+    # The array is untouched and still usable.
+    np.testing.assert_array_equal(rt.OrtValue.from_dlpack(x).numpy(), x)
+
+
+def test_dlpack_capsules_released(rt):
+    # Capsules dropped unconsumed, consumed by numpy, or consumed by an
+    # OrtValue: each frees what it holds exactly once (no crash, no leak of
+    # the values they keep alive).
+    import gc
+    import weakref
+
+    x = np.arange(1000, dtype=np.float32)
+    for _ in range(50):
+        v = rt.OrtValue.ortvalue_from_numpy(x)
+        cap = v.to_dlpack() if not is_ort(rt) else v._ortvalue.to_dlpack()
+        del cap
+        a = np.from_dlpack(v)
+        del v
+        assert a[999] == 999
+        del a
+        w = rt.OrtValue.from_dlpack(np.arange(10, dtype=np.int64))
+        assert w.numpy()[9] == 9
+        del w
+    gc.collect()
+    if not is_ort(rt):
+        v = rt.OrtValue.ortvalue_from_numpy(x)
+        ref = weakref.ref(v)
+        a = np.from_dlpack(v)
+        del v
+        gc.collect()
+        assert ref() is not None  # the consumer's array keeps it
+        del a
+        gc.collect()
+        assert ref() is None
+
+
+def test_c_level_session_iobinding(rt):
+    g = helper.make_graph([helper.make_node("Relu", ["X"], ["Y"])], "g", [helper.make_tensor_value_info("X", 1, [2, 3])],
+                          [helper.make_tensor_value_info("Y", 1, [2, 3])])
+    sess = rt.InferenceSession(helper.make_model(g, opset_imports=OPSETS, ir_version=8).SerializeToString(),
+                               providers=["CPUExecutionProvider"])
+    C = _C(rt)
+    binding = sess.io_binding()
+    c = binding._iobinding  # the C-level SessionIOBinding
+    assert type(c).__name__ == "SessionIOBinding"
+    cpu = C.OrtDevice(C.OrtDevice.cpu(), C.OrtDevice.default_memory(), 0)
+    x = (np.arange(6, dtype=np.float32) - 3).reshape(2, 3)
+    y = np.zeros((2, 3), np.float32)
+    c.bind_input("X", cpu, np.float32, [2, 3], x.ctypes.data)
+    c.bind_output("Y", cpu, np.float32, [2, 3], y.ctypes.data)
+    c.synchronize_inputs()
+    sess.run_with_iobinding(binding)
+    c.synchronize_outputs()
+    np.testing.assert_array_equal(y, np.maximum(x, 0))  # written in place
+    outs = c.get_outputs()
+    assert type(outs).__name__ == "OrtValueVector" and len(outs) == 1
+    np.testing.assert_array_equal(outs[0].numpy(), np.maximum(x, 0))
+    np.testing.assert_array_equal(c.copy_outputs_to_cpu()[0], np.maximum(x, 0))
+    c.clear_binding_outputs()
+    c.bind_output("Y", cpu)  # allocated by each run
+    sess.run_with_iobinding(binding)
+    np.testing.assert_array_equal(c.copy_outputs_to_cpu()[0], np.maximum(x, 0))
+    c.clear_binding_inputs()
+    xv = rt.OrtValue.ortvalue_from_numpy(x * 2)
+    c.bind_ortvalue_input("X", xv._ortvalue if is_ort(rt) else xv)
+    sess.run_with_iobinding(binding)
+    np.testing.assert_array_equal(c.copy_outputs_to_cpu()[0], np.maximum(x * 2, 0))

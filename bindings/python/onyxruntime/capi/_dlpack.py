@@ -52,8 +52,12 @@ _py.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _py.PyCapsule_SetName.restype = ctypes.c_int
 _py.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
 _CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-_raw_is_valid = ctypes.pythonapi.PyCapsule_IsValid
-_raw_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+# The destructor gets the dying capsule as a raw address: these take it as
+# such, never as a Python object (that would revive it mid-deallocation).
+_raw_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_IsValid", ctypes.pythonapi))
+_raw_get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
 
 # Exported tensors alive in some consumer: address of the DLManagedTensor ->
 # (the struct, its shape array, the OrtValue holding the memory).
@@ -79,11 +83,13 @@ def _exported_deleter(managed):
 def _capsule_destructor_impl(capsule):
     # An unconsumed capsule still owns its tensor: free it. A consumed one
     # ("used_dltensor") belongs to the consumer, which calls the deleter.
-    cap = ctypes.cast(capsule, ctypes.py_object)
-    if _raw_is_valid(cap, _CAPSULE):
-        address = _raw_get_pointer(cap, _CAPSULE)
-        if address:
-            _release_exported(address)
+    try:
+        if _raw_is_valid(capsule, _CAPSULE):
+            address = _raw_get_pointer(capsule, _CAPSULE)
+            if address:
+                _release_exported(address)
+    except Exception:  # noqa: BLE001 - at interpreter exit the module may be half torn down
+        pass
 
 
 _capsule_destructor = _CAPSULE_DESTRUCTOR(_capsule_destructor_impl)
@@ -161,7 +167,7 @@ def from_dlpack(data, is_bool_tensor=False):
         expect = 1
         for i in reversed(range(t.ndim)):
             if shape[i] != 1 and t.strides[i] != expect:
-                raise RuntimeError("from_dlpack: only compact row-major tensors can be shared without a copy; this "
+                raise RuntimeError("from_dlpack: only contiguous (compact row-major) tensors can be shared without a copy; this "
                                    "one has strides %s for shape %s"
                                    % ([t.strides[i] for i in range(t.ndim)], shape))
             expect *= shape[i]

@@ -190,6 +190,10 @@ class _CSparseTensor:
         raise RuntimeError("SparseTensor.to_cuda: Cuda is not available in this build of onyxruntime")
 
 
+# onnxruntime names its C-level class SparseTensor too (capi._pybind_state).
+_CSparseTensor.__name__ = _CSparseTensor.__qualname__ = "SparseTensor"
+
+
 class SparseTensor:
     """onnxruntime.SparseTensor: a sparse tensor in COO, CSR or block-sparse
     layout. Make one with sparse_coo_from_numpy or sparse_csr_from_numpy, and
@@ -269,3 +273,7 @@ def is_sparse_value(value):
 def not_sparse():
     return exception_for_code(2, "This OrtValue does not contain SparseTensor. Check data_type() value.",
                               RuntimeError)
+
+
+# run() returns a sparse output as the C-level SparseTensor, as onnxruntime does.
+_values.register_output_kind(5, _CSparseTensor)
