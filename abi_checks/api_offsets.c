@@ -181,3 +181,5 @@ ONYX_SLOT(LoraAdapterSave, 155);
 ONYX_SLOT(RunOptionsAddActiveLoraAdapter, 156);
 ONYX_SLOT(SessionGetAssignedNodeCount, 157);
 ONYX_SLOT(SessionGetAssignedNode, 158);
+ONYX_SLOT(EnvCreateGlobalThreadPools, 159);
+ONYX_SLOT(SessionOptionsSetUsePerSessionThreads, 160);

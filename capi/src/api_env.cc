@@ -104,6 +104,19 @@ OnyxStatus* ArenaCfgCreateFromKeys(const char* const* keys, const int64_t* value
 
 void ArenaCfgRelease(OnyxArenaCfg* cfg) { delete cfg; }
 
+OnyxStatus* EnvCreateGlobalThreadPools(OnyxEnv* env, int intra_op_threads, int inter_op_threads) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(env);
+  if (intra_op_threads < 0 || inter_op_threads < 0)
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("EnvCreateGlobalThreadPools: thread counts must be >= 0, got ",
+                                                   intra_op_threads, " and ", inter_op_threads));
+  if (env->global_intra_pool)
+    return NewStatus(ONYX_FAIL, "Global thread pools have already been created, cannot replace them");
+  env->global_intra_pool = std::make_shared<ThreadPool>(intra_op_threads > 0 ? intra_op_threads : 0);
+  env->global_inter_threads = inter_op_threads;
+  API_END
+}
+
 OnyxStatus* EnvCreateAndRegisterAllocator(OnyxEnv* env, const OnyxMemoryInfo* info, const OnyxArenaCfg* cfg) {
   API_BEGIN
   API_CHECK_NOT_NULL(env);
@@ -143,6 +156,7 @@ void FillEnvApi(OnyxApi& a) {
   a.ArenaCfgCreate = ArenaCfgCreate;
   a.ArenaCfgRelease = ArenaCfgRelease;
   a.ArenaCfgCreateFromKeys = ArenaCfgCreateFromKeys;
+  a.EnvCreateGlobalThreadPools = EnvCreateGlobalThreadPools;
   a.EnvCreateAndRegisterAllocator = EnvCreateAndRegisterAllocator;
   a.EnvUnregisterAllocator = EnvUnregisterAllocator;
 }

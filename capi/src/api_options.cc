@@ -316,6 +316,7 @@ void FillOptionsApi(OnyxApi& a) {
   a.SessionOptionsAddFreeDimensionOverrideByName = AddFreeDimensionOverride<&SessionOptions::free_dim_overrides_by_name>;
   a.SessionOptionsAddInitializer = SessionOptionsAddInitializer;
   a.SessionOptionsAddExternalFileInMemory = SessionOptionsAddExternalFileInMemory;
+  a.SessionOptionsSetUsePerSessionThreads = SetFlag<&SessionOptions::use_per_session_threads>;
   a.SessionOptionsSetMemPattern = SetFlag<&SessionOptions::enable_mem_pattern>;
   a.SessionOptionsSetMemReuse = SetFlag<&SessionOptions::enable_mem_reuse>;
   a.SessionOptionsSetCpuMemArena = SetFlag<&SessionOptions::enable_cpu_mem_arena>;

@@ -13,6 +13,13 @@ SessionOptions EffectiveOptions(const OnyxEnv* env, const OnyxSessionOptions* op
   SessionOptions o = options ? options->options : SessionOptions();
   auto it = o.config.find("session.use_env_allocators");
   if (it != o.config.end() && it->second == "1" && env->cpu_allocator) o.cpu_allocator = env->cpu_allocator;
+  if (!o.use_per_session_threads) {
+    if (!env->global_intra_pool)
+      ONYX_THROW(ErrorCode::kFail, "When the session is not configured to use per session threadpools, the env must "
+                 "be created with global thread pools (EnvCreateGlobalThreadPools; Python: "
+                 "set_global_thread_pool_sizes)");
+    o.shared_thread_pool = env->global_intra_pool;
+  }
   return o;
 }
 

@@ -25,6 +25,10 @@ struct OnyxEnv {
   // Registered with EnvCreateAndRegisterAllocator; shared by sessions that
   // opt in with "session.use_env_allocators" = "1".
   std::shared_ptr<onyx::Allocator> cpu_allocator;
+  // EnvCreateGlobalThreadPools: shared by sessions whose options turned
+  // per-session threads off.
+  std::shared_ptr<onyx::ThreadPool> global_intra_pool;
+  int global_inter_threads = 0;
 };
 
 struct OnyxSessionOptions {

@@ -14,6 +14,8 @@
 
 namespace onyx {
 
+class ThreadPool;
+
 struct ProviderRequest {
   std::string name;
   std::map<std::string, std::string> options;
@@ -56,6 +58,10 @@ struct SessionOptions {
   // from disk. Borrowed: the caller keeps each buffer alive while sessions
   // created with these options live.
   std::map<std::string, std::pair<const void*, size_t>> external_files_in_memory;
+  // false: run on `shared_thread_pool` (the environment's global pool)
+  // instead of a pool of the session's own; the thread counts are then unused.
+  bool use_per_session_threads = true;
+  std::shared_ptr<ThreadPool> shared_thread_pool;
 };
 
 // Initializer values by name (a LoRA adapter's parameters).

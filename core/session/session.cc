@@ -365,7 +365,15 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   }
 
   int threads = options.intra_op_threads > 0 ? options.intra_op_threads : DefaultThreadCount();
-  thread_pool_ = std::make_unique<ThreadPool>(threads);
+  if (options.shared_thread_pool) {
+    if (options.intra_op_threads > 0 || options.inter_op_threads > 0)
+      logger_->Log(Severity::kWarning, "session options intra_op_num_threads and inter_op_num_threads are ignored "
+                                       "when using a global thread pool");
+    thread_pool_ = options.shared_thread_pool;
+    threads = thread_pool_->NumThreads();
+  } else {
+    thread_pool_ = std::make_shared<ThreadPool>(threads);
+  }
   // OpenBLAS keeps one process-wide pool; it runs inside our kernels' calls, so
   // give it the same budget rather than letting both claim every core.
   openblas_set_num_threads(threads);

@@ -764,3 +764,44 @@ def test_c_level_session_iobinding(rt):
     c.bind_ortvalue_input("X", xv._ortvalue if is_ort(rt) else xv)
     sess.run_with_iobinding(binding)
     np.testing.assert_array_equal(c.copy_outputs_to_cpu()[0], np.maximum(x * 2, 0))
+
+
+def test_global_thread_pools(rt, tmp_path):
+    # Process-wide and irreversible: in a child process.
+    g = helper.make_graph([helper.make_node("Relu", ["X"], ["Y"])], "g", [helper.make_tensor_value_info("X", 1, [2])],
+                          [helper.make_tensor_value_info("Y", 1, [2])])
+    onnx.save(helper.make_model(g, opset_imports=OPSETS, ir_version=8), str(tmp_path / "m.onnx"))
+    script = (
+        "import sys, threading, numpy as np\n"
+        "sys.path[:0] = %r\n"
+        "import %s as rt\n"
+        "so = rt.SessionOptions(); so.use_per_session_threads = False\n"
+        "assert so.use_per_session_threads is False\n"
+        "try:\n"
+        "    rt.InferenceSession(%r, so, providers=['CPUExecutionProvider'], enable_fallback=0)\n"
+        "    print('NOPOOL ok')\n"
+        "except Exception as e:\n"
+        "    print('NOPOOL', e)\n"
+        "rt.set_global_thread_pool_sizes(2, 1)\n"
+        "try:\n"
+        "    rt.set_global_thread_pool_sizes(3, 1)\n"
+        "except Exception as e:\n"
+        "    print('AGAIN', e)\n"
+        "so.intra_op_num_threads = 4\n"
+        "a = rt.InferenceSession(%r, so, providers=['CPUExecutionProvider'])\n"
+        "b = rt.InferenceSession(%r, so, providers=['CPUExecutionProvider'])\n"
+        "x = np.array([-1, 2], np.float32)\n"
+        "print('OUT', a.run(None, {'X': x})[0].tolist(), b.run(None, {'X': x})[0].tolist())\n"
+        "done = threading.Event(); got = []\n"
+        "a.run_async(None, {'X': x}, lambda r, u, e: (got.append((r[0].tolist(), e)), done.set()), None)\n"
+        "done.wait(30); print('ASYNC', got)\n"
+    ) % (sys.path, rt.__name__, *(str(tmp_path / "m.onnx"),) * 3)
+    # The script ends right after its async run's callback: the process must
+    # still exit (the callback's thread finishing while Python shuts down).
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                         cwd=str(tmp_path))
+    assert "When the session is not configured to use per session threadpools, the env must be created with" \
+        in out.stdout, out.stdout + out.stderr
+    assert "AGAIN" in out.stdout and "Global thread pools have already been created, cannot replace them" in out.stdout
+    assert "OUT [0.0, 2.0] [0.0, 2.0]" in out.stdout, out.stdout + out.stderr
+    assert "ASYNC [([0.0, 2.0], '')]" in out.stdout, out.stdout + out.stderr

@@ -20,6 +20,7 @@ from .capi._env import (
     has_collective_ops,
     set_default_logger_severity,
     set_default_logger_verbosity,
+    set_global_thread_pool_sizes,
     set_seed,
 )
 from .capi._iobinding import IOBinding, SessionIOBinding

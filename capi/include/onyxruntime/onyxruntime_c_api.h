@@ -712,6 +712,19 @@ typedef struct OnyxApi {
   OnyxStatus* (*SessionGetAssignedNodeCount)(const OnyxSession* session, size_t* out);
   OnyxStatus* (*SessionGetAssignedNode)(const OnyxSession* session, size_t index, const char** provider,
                                         const char** node_name, const char** op_type, const char** domain);
+
+  /* ---- Global thread pools ------------------------------------------------ */
+
+  /* Creates the environment's global thread pool: `intra_op_threads` threads
+   * (0 = one per core), shared by every session created from `env` whose
+   * options turned per-session threads off; `inter_op_threads` is checked and
+   * recorded (those sessions' parallel mode runs on the same pool). Once per
+   * environment: ONYX_FAIL when it exists already. */
+  OnyxStatus* (*EnvCreateGlobalThreadPools)(OnyxEnv* env, int intra_op_threads, int inter_op_threads);
+  /* 0: sessions created with these options run on their environment's global
+   * thread pool, and their own thread counts are ignored; SessionCreate fails
+   * with ONYX_FAIL when the environment has none. Default 1 (own pools). */
+  OnyxStatus* (*SessionOptionsSetUsePerSessionThreads)(OnyxSessionOptions* options, int enable);
 } OnyxApi;
 
 typedef struct OnyxApiBase {

@@ -46,6 +46,15 @@ def disable_telemetry_events():
     check(api.SetTelemetryEnabled(0))
 
 
+def set_global_thread_pool_sizes(intra_op_num_threads, inter_op_num_threads):
+    """Creates the process's global thread pool (0 = one thread per core),
+    shared by sessions whose SessionOptions set use_per_session_threads to
+    False. Once per process: Fail when it exists already."""
+    intra = _int_arg("set_global_thread_pool_sizes", intra_op_num_threads)
+    inter = _int_arg("set_global_thread_pool_sizes", inter_op_num_threads)
+    check(api.EnvCreateGlobalThreadPools(default_env(), intra, inter))
+
+
 def has_collective_ops():
     """False: this build has no collective (multi-device) operators."""
     return False

@@ -149,6 +149,7 @@ class SessionOptions(_LogLevels):
         "_enable_mem_reuse",
         "_enable_cpu_mem_arena",
         "_use_deterministic_compute",
+        "_use_per_session_threads",
         "enable_profiling",
         "profile_file_prefix",
     )
@@ -175,6 +176,7 @@ class SessionOptions(_LogLevels):
         self._enable_mem_reuse = True
         self._enable_cpu_mem_arena = True
         self._use_deterministic_compute = False
+        self._use_per_session_threads = True
         # Profiling settings reach the C options when a session is created.
         self.enable_profiling = False
         self.profile_file_prefix = "onnxruntime_profile_"
@@ -206,6 +208,11 @@ class SessionOptions(_LogLevels):
     use_deterministic_compute = _c_backed_option(
         "use_deterministic_compute", _to_bool, "SessionOptionsSetDeterministicCompute",
         "Deterministic kernels only; every CPU kernel of this build already is, for a given thread count.")
+
+    use_per_session_threads = _c_backed_option(
+        "use_per_session_threads", _to_bool, "SessionOptionsSetUsePerSessionThreads",
+        "True (default): the session has its own thread pool. False: it runs on the global pool made by "
+        "set_global_thread_pool_sizes (session creation fails without one), ignoring its thread counts.")
 
     @property
     def optimized_model_filepath(self):

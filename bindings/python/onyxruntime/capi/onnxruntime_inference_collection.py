@@ -1,8 +1,10 @@
 """InferenceSession, NodeArg and ModelMetadata over the Onyx C API."""
 
+import atexit
 import collections.abc
 import os
 import threading
+import time
 import warnings
 
 from . import _values
@@ -493,6 +495,8 @@ class InferenceSession:
         state.handle = handle
         with _async_lock:
             _async_pending.add(state)
+            if not _async_ever:
+                _async_ever.append(True)
         ro = run_options._handle if run_options is not None else ffi.NULL
         status = api.SessionRunAsync(self._sess, ro, in_names, ffi.cast("const OnyxValue* const*", in_values),
                                      len(keep.values), out_names, len(output_names), _async_done, handle)
@@ -663,6 +667,27 @@ class _AsyncRun:
 
 _async_lock = threading.Lock()
 _async_pending = set()
+_async_ever = []  # non-empty once run_async has been called
+
+
+def _drain_async_runs(timeout=30.0):
+    """At interpreter exit: wait (GIL released) for run_async callbacks still
+    in flight. Once finalization starts, a worker thread that asks for the GIL
+    back is stopped for good, so its run would never be marked done and
+    SessionRelease would wait for it forever."""
+    if not _async_ever:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with _async_lock:
+            if not _async_pending:
+                break
+        time.sleep(0.005)
+    # The last callback may still be returning to the library.
+    time.sleep(0.05)
+
+
+atexit.register(_drain_async_runs)
 
 
 @ffi.callback("void(void*, OnyxValue**, size_t, OnyxStatus*)")

@@ -52,6 +52,7 @@ from ._env import (  # noqa: E402,F401
     has_collective_ops,
     set_default_logger_severity,
     set_default_logger_verbosity,
+    set_global_thread_pool_sizes,
     set_seed,
 )
 from ._iobinding import SessionIOBinding  # noqa: E402,F401
