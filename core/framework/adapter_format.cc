@@ -162,10 +162,16 @@ Status ParseAdapter(const void* data, size_t size, LoraAdapterData* out) {
     size_t ds = 0, dn = 0;
     ONYX_RETURN_IF_ERROR(r.Vector(p, 1, 8, "parameter dims", &ds, &dn));
     Dims dims(dn);
+    int64_t elems = 1;
     for (size_t k = 0; k < dn; ++k) {
       std::memcpy(&dims[k], r.at(ds + 8 * k), 8);
       if (dims[k] < 0)
         return MakeError(ErrorCode::kInvalidArgument, "adapter parameter '", name, "' has a negative dimension");
+      // The data must hold every element: a shape larger than the file is corrupt.
+      if (dims[k] > 0 && elems > static_cast<int64_t>(size) / dims[k])
+        return MakeError(ErrorCode::kInvalidArgument, "adapter parameter '", name, "' has shape ",
+                         ShapeToString(dims), ", larger than the ", size, "-byte adapter");
+      elems *= dims[k];
     }
     int32_t type = 0;
     ONYX_RETURN_IF_ERROR(r.Int(p, 2, "parameter data_type", &type));
@@ -175,7 +181,6 @@ Status ParseAdapter(const void* data, size_t size, LoraAdapterData* out) {
     size_t rs = 0, rn = 0;
     ONYX_RETURN_IF_ERROR(r.Vector(p, 3, 1, "parameter raw_data", &rs, &rn));
     const ElemType et = static_cast<ElemType>(type);
-    const int64_t elems = ShapeSize(dims);
     const size_t need = StorageBytes(et, static_cast<size_t>(elems));
     if (rn != need)
       return MakeError(ErrorCode::kInvalidArgument, "adapter parameter '", name, "' holds ", rn, " bytes but ",

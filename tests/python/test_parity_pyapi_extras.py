@@ -805,3 +805,61 @@ def test_global_thread_pools(rt, tmp_path):
     assert "AGAIN" in out.stdout and "Global thread pools have already been created, cannot replace them" in out.stdout
     assert "OUT [0.0, 2.0] [0.0, 2.0]" in out.stdout, out.stdout + out.stderr
     assert "ASYNC [([0.0, 2.0], '')]" in out.stdout, out.stdout + out.stderr
+
+
+def test_dlpack_device_we_lack(rt):
+    # A capsule of a CUDA tensor (device type 2) with no deleter.
+    import ctypes
+
+    if is_ort(rt):
+        pytest.skip("onnxruntime aborts the process on this capsule (terminate: 'A dlpack structure must have a "
+                    "deleter')")
+
+    class Device(ctypes.Structure):
+        _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+    class DType(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+    class Tensor(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("device", Device), ("ndim", ctypes.c_int32), ("dtype", DType),
+                    ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                    ("byte_offset", ctypes.c_uint64)]
+
+    class Managed(ctypes.Structure):
+        _fields_ = [("dl_tensor", Tensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+    shape = (ctypes.c_int64 * 1)(4)
+    buf = (ctypes.c_float * 4)()
+    m = Managed()
+    m.dl_tensor.data, m.dl_tensor.device, m.dl_tensor.ndim = ctypes.addressof(buf), Device(2, 0), 1
+    m.dl_tensor.dtype, m.dl_tensor.shape = DType(2, 32, 1), shape
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    cap = new(ctypes.addressof(m), b"dltensor", None)
+    C = _C(rt)
+    with pytest.raises(RuntimeError, match="DLPack device type 2"):
+        C.OrtValue.from_dlpack(cap, False)
+    name = ctypes.pythonapi.PyCapsule_GetName
+    name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    assert name(cap) == b"dltensor"  # refused, so not consumed
+
+
+def test_adapter_reader_survives_corruption(onyx, tmp_path):
+    # Every truncation and a few thousand byte flips of a valid file: a clean
+    # error or a valid adapter, never a crash or a read outside the buffer.
+    a, b = _ab(5)
+    _write_adapter(onyx, tmp_path / "x.onnx_adapter", a, b)
+    data = (tmp_path / "x.onnx_adapter").read_bytes()
+    for n in range(len(data)):
+        with pytest.raises(Exception):
+            onyx.LoraAdapter.from_bytes(data[:n])
+    rng = np.random.default_rng(0)
+    for _ in range(3000):
+        mutated = bytearray(data)
+        for pos in rng.integers(0, len(data), size=int(rng.integers(1, 4))):
+            mutated[pos] = int(rng.integers(0, 256))
+        try:
+            onyx.LoraAdapter.from_bytes(bytes(mutated))
+        except Exception as e:  # noqa: BLE001
+            assert "adapter" in str(e)
