@@ -183,3 +183,4 @@ ONYX_SLOT(SessionGetAssignedNodeCount, 157);
 ONYX_SLOT(SessionGetAssignedNode, 158);
 ONYX_SLOT(EnvCreateGlobalThreadPools, 159);
 ONYX_SLOT(SessionOptionsSetUsePerSessionThreads, 160);
+ONYX_SLOT(SessionOptionsSetLoadCancellation, 161);

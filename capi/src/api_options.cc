@@ -230,6 +230,13 @@ OnyxStatus* SessionOptionsAddExternalFileInMemory(OnyxSessionOptions* options, c
   API_END
 }
 
+OnyxStatus* SessionOptionsSetLoadCancellation(OnyxSessionOptions* options, int cancel) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  options->options.load_cancel->store(cancel != 0);
+  API_END
+}
+
 OnyxStatus* SessionOptionsAddInitializer(OnyxSessionOptions* options, const char* name, const OnyxValue* value) {
   API_BEGIN
   API_CHECK_NOT_NULL(options);
@@ -317,6 +324,7 @@ void FillOptionsApi(OnyxApi& a) {
   a.SessionOptionsAddInitializer = SessionOptionsAddInitializer;
   a.SessionOptionsAddExternalFileInMemory = SessionOptionsAddExternalFileInMemory;
   a.SessionOptionsSetUsePerSessionThreads = SetFlag<&SessionOptions::use_per_session_threads>;
+  a.SessionOptionsSetLoadCancellation = SessionOptionsSetLoadCancellation;
   a.SessionOptionsSetMemPattern = SetFlag<&SessionOptions::enable_mem_pattern>;
   a.SessionOptionsSetMemReuse = SetFlag<&SessionOptions::enable_mem_reuse>;
   a.SessionOptionsSetCpuMemArena = SetFlag<&SessionOptions::enable_cpu_mem_arena>;

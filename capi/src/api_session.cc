@@ -23,6 +23,15 @@ SessionOptions EffectiveOptions(const OnyxEnv* env, const OnyxSessionOptions* op
   return o;
 }
 
+// A creation that failed while its options' cancel flag is set was canceled
+// (SessionOptionsSetLoadCancellation): ONYX_MODEL_LOAD_CANCELED.
+OnyxStatus* CreationStatus(const OnyxSessionOptions* options, const Status& s) {
+  if (s.ok()) return nullptr;
+  if (options && options->options.load_cancel && options->options.load_cancel->load())
+    return NewStatus(ONYX_MODEL_LOAD_CANCELED, s.message());
+  return ToOnyxStatus(s);
+}
+
 // Inputs and outputs live in CPU memory, from the session's arena unless the
 // options turned it off (onnxruntime then reports the device allocator).
 void SetIoMemory(OnyxSession* s) {
@@ -42,7 +51,8 @@ OnyxStatus* SessionCreate(const OnyxEnv* env, const char* path, const OnyxSessio
   API_CHECK_NOT_NULL(out);
   auto s = std::make_unique<OnyxSession>();
   std::unique_ptr<Session> session;
-  API_RETURN_IF_ERROR(Session::Create(EffectiveOptions(env, options), path, &session));
+  if (OnyxStatus* st = CreationStatus(options, Session::Create(EffectiveOptions(env, options), path, &session)))
+    return st;
   s->session = std::move(session);
   SetIoMemory(s.get());
   *out = s.release();
@@ -57,7 +67,9 @@ OnyxStatus* SessionCreateFromBytes(const OnyxEnv* env, const void* data, size_t 
   API_CHECK_NOT_NULL(out);
   auto s = std::make_unique<OnyxSession>();
   std::unique_ptr<Session> session;
-  API_RETURN_IF_ERROR(Session::CreateFromBytes(EffectiveOptions(env, options), data, length, &session));
+  if (OnyxStatus* st =
+          CreationStatus(options, Session::CreateFromBytes(EffectiveOptions(env, options), data, length, &session)))
+    return st;
   s->session = std::move(session);
   SetIoMemory(s.get());
   *out = s.release();

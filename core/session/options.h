@@ -62,6 +62,9 @@ struct SessionOptions {
   // instead of a pool of the session's own; the thread counts are then unused.
   bool use_per_session_threads = true;
   std::shared_ptr<ThreadPool> shared_thread_pool;
+  // Set (from any thread) to cancel session creations using these options or
+  // their copies, which share it: they stop at their next stage.
+  std::shared_ptr<std::atomic<bool>> load_cancel = std::make_shared<std::atomic<bool>>(false);
 };
 
 // Initializer values by name (a LoRA adapter's parameters).

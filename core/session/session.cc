@@ -149,6 +149,14 @@ Session::~Session() {
 
 namespace {
 
+// Stops a session creation whose options' cancel flag is set (the C API
+// reports it as MODEL_LOAD_CANCELED).
+Status CheckCanceled(const SessionOptions& options, const char* stage) {
+  if (options.load_cancel && options.load_cancel->load())
+    return MakeError(ErrorCode::kFail, "Session creation canceled due to user request (", stage, ")");
+  return Status::OK();
+}
+
 // What the options say about external data: files in memory, and the
 // initializers the caller supplies (whose external data is never read).
 ExternalFiles ExternalSources(const SessionOptions& options) {
@@ -167,7 +175,9 @@ Status Session::CreateWith(const SessionOptions& options,
   SchemaPreload preload;  // registers ONNX's schemas while the model loads, once per process
   std::unique_ptr<Session> s(new Session());
   const ExternalFiles sources = ExternalSources(options);
+  ONYX_RETURN_IF_ERROR(CheckCanceled(options, "before loading the model"));
   ONYX_RETURN_IF_ERROR(load(&s->model_, &sources));
+  ONYX_RETURN_IF_ERROR(CheckCanceled(options, "after loading the model"));
   if (LoadConfigFromModelRequested()) {
     SessionOptions from_model = options;
     ONYX_RETURN_IF_ERROR(ApplyModelConfig(s->model_, &from_model));
@@ -272,6 +282,7 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   }
   // Types and shapes first, so kernel lookup and error messages see them.
   ONYX_RETURN_IF_ERROR(InferTypesAndShapes(*model_.graph));
+  ONYX_RETURN_IF_ERROR(CheckCanceled(options, "after type and shape inference"));
   // Operators no provider implements but ONNX defines as functions run as
   // their bodies; a hand-written kernel, where one exists, wins, unless the
   // session asks for the bodies ("session.expand_function_ops" = "1": the
@@ -316,6 +327,7 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   for (size_t i = 0; i < providers_.size(); ++i)
     if (provider_names_[i] == kCpuProviderName) optimizer_ctx.fold_kernels = &providers_[i]->Kernels();
   ONYX_RETURN_IF_ERROR(OptimizeGraph(*model_.graph, options.graph_optimization_level, disabled, optimizer_ctx));
+  ONYX_RETURN_IF_ERROR(CheckCanceled(options, "after graph optimization"));
   if (profiler_.enabled()) {
     profiler_.Record({"Session", "graph_optimization", profiler_.MicrosSinceStart(optimize_start),
                       std::chrono::duration_cast<std::chrono::microseconds>(Profiler::Clock::now() - optimize_start)
@@ -357,6 +369,7 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   cpu_arena_ = options.cpu_allocator ? options.cpu_allocator.get()
                                      : options.enable_cpu_mem_arena ? GetCpuAllocator() : nullptr;
   ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(g, raw, plan_options, &plan_));
+  ONYX_RETURN_IF_ERROR(CheckCanceled(options, "after planning"));
   IndexInputsAndOutputs();
   if (logger_->Enabled(Severity::kVerbose)) {
     std::string order;

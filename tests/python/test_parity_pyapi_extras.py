@@ -863,3 +863,17 @@ def test_adapter_reader_survives_corruption(onyx, tmp_path):
             onyx.LoraAdapter.from_bytes(bytes(mutated))
         except Exception as e:  # noqa: BLE001
             assert "adapter" in str(e)
+
+
+def test_load_cancellation_flag(rt):
+    g = helper.make_graph([helper.make_node("Relu", ["X"], ["Y"])], "g", [helper.make_tensor_value_info("X", 1, [2])],
+                          [helper.make_tensor_value_info("Y", 1, [2])])
+    model = helper.make_model(g, opset_imports=OPSETS, ir_version=8).SerializeToString()
+    C = _C(rt)
+    so = rt.SessionOptions()
+    so.set_load_cancellation_flag(True)
+    with pytest.raises(C.ModelLoadCanceled, match="MODEL_LOAD_CANCELED"):
+        rt.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    so.set_load_cancellation_flag(False)
+    sess = rt.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(sess.run(None, {"X": np.array([-1, 2], np.float32)})[0], [0, 2])

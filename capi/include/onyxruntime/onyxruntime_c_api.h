@@ -52,7 +52,9 @@ typedef enum OnyxErrorCode {
   ONYX_MODEL_LOADED = 8,
   ONYX_NOT_IMPLEMENTED = 9,
   ONYX_INVALID_GRAPH = 10,
-  ONYX_EP_FAIL = 11
+  ONYX_EP_FAIL = 11,
+  /* Version 6: SessionOptionsSetLoadCancellation stopped a session creation. */
+  ONYX_MODEL_LOAD_CANCELED = 12
 } OnyxErrorCode;
 
 /* Tensor element types; values equal onnx.TensorProto.DataType. */
@@ -725,6 +727,12 @@ typedef struct OnyxApi {
    * thread pool, and their own thread counts are ignored; SessionCreate fails
    * with ONYX_FAIL when the environment has none. Default 1 (own pools). */
   OnyxStatus* (*SessionOptionsSetUsePerSessionThreads)(OnyxSessionOptions* options, int enable);
+  /* Non-zero: session creations using these options (or copies made with
+   * SessionOptionsClone, which share the flag), including one in progress on
+   * another thread, stop at their next stage and fail with
+   * ONYX_MODEL_LOAD_CANCELED; later creations too, until it is set back to 0.
+   * Safe to call from any thread. */
+  OnyxStatus* (*SessionOptionsSetLoadCancellation)(OnyxSessionOptions* options, int cancel);
 } OnyxApi;
 
 typedef struct OnyxApiBase {

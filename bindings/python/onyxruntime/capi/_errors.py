@@ -51,10 +51,10 @@ class EPFail(Exception):
 
 
 # onnxruntime's other exception classes, so that `except` clauses naming
-# them resolve; nothing in this build raises them (no load cancellation, no
-# precompiled-model or device-reset paths).
+# them resolve; nothing in this build raises the last three (no
+# precompiled-model, lookup or device-reset paths).
 class ModelLoadCanceled(Exception):
-    """onnxruntime's MODEL_LOAD_CANCELED (12); never raised by onyxruntime."""
+    """ONYX_MODEL_LOAD_CANCELED (12): SessionOptions.set_load_cancellation_flag stopped a session creation."""
 
 
 class ModelRequiresCompilation(Exception):
@@ -81,6 +81,7 @@ _BY_CODE = {
     9: (NotImplemented, "NOT_IMPLEMENTED"),
     10: (InvalidGraph, "INVALID_GRAPH"),
     11: (EPFail, "EP_FAIL"),
+    12: (ModelLoadCanceled, "MODEL_LOAD_CANCELED"),
 }
 
 _combined = {}
@@ -112,5 +113,5 @@ def not_implemented(message):
 
 # Named as onnxruntime names them: onnxruntime.capi.onnxruntime_pybind11_state.X.
 _PUBLIC_MODULE = __name__.rsplit(".", 1)[0] + ".onnxruntime_pybind11_state"
-for _cls in [c for c, _ in _BY_CODE.values()] + [ModelLoadCanceled, ModelRequiresCompilation, NotFound, DeviceReset]:
+for _cls in [c for c, _ in _BY_CODE.values()] + [ModelRequiresCompilation, NotFound, DeviceReset]:
     _cls.__module__ = _PUBLIC_MODULE

@@ -302,6 +302,12 @@ class SessionOptions(_LogLevels):
         _to_enum(OrtExecutionProviderDevicePolicy, policy, "policy")
         self.add_provider_for_devices(get_ep_devices(), {})
 
+    def set_load_cancellation_flag(self, value):
+        """True cancels session creations with these options, one in progress
+        on another thread included (ModelLoadCanceled), and later ones until
+        set back to False."""
+        check(api.SessionOptionsSetLoadCancellation(self._handle, 1 if _to_bool(value, "value") else 0))
+
     def has_providers(self):
         """True once add_provider has been called."""
         return bool(self._providers)
