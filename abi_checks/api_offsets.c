@@ -161,3 +161,26 @@ ONYX_SLOT(RunOptionsGetConfigEntry, 137);
 ONYX_SLOT(SessionRunAsync, 138);
 ONYX_SLOT(SessionGetInputMemoryInfo, 139);
 ONYX_SLOT(SessionGetOutputMemoryInfo, 140);
+
+/* API version 6 */
+ONYX_SLOT(ValueCreateSparseTensor, 141);
+ONYX_SLOT(ValueGetSparseFormat, 142);
+ONYX_SLOT(SessionOptionsAddExternalFileInMemory, 143);
+ONYX_SLOT(ArenaCfgCreateFromKeys, 144);
+ONYX_SLOT(MemoryInfoCreateV2, 145);
+ONYX_SLOT(MemoryInfoGetDeviceMemType, 146);
+ONYX_SLOT(MemoryInfoGetVendorId, 147);
+ONYX_SLOT(LoraAdapterCreate, 148);
+ONYX_SLOT(LoraAdapterCreateFromBytes, 149);
+ONYX_SLOT(LoraAdapterCreateFromValues, 150);
+ONYX_SLOT(LoraAdapterRelease, 151);
+ONYX_SLOT(LoraAdapterGetVersions, 152);
+ONYX_SLOT(LoraAdapterGetParameterCount, 153);
+ONYX_SLOT(LoraAdapterGetParameter, 154);
+ONYX_SLOT(LoraAdapterSave, 155);
+ONYX_SLOT(RunOptionsAddActiveLoraAdapter, 156);
+ONYX_SLOT(SessionGetAssignedNodeCount, 157);
+ONYX_SLOT(SessionGetAssignedNode, 158);
+ONYX_SLOT(EnvCreateGlobalThreadPools, 159);
+ONYX_SLOT(SessionOptionsSetUsePerSessionThreads, 160);
+ONYX_SLOT(SessionOptionsSetLoadCancellation, 161);

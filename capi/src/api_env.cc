@@ -1,4 +1,5 @@
 // Process-wide settings (seed, logging, telemetry) and environment allocators.
+#include <cstdint>
 #include <atomic>
 
 #include "capi/src/api_table.h"
@@ -61,7 +62,60 @@ OnyxStatus* ArenaCfgCreate(size_t max_mem, int arena_extend_strategy, int initia
   API_END
 }
 
+OnyxStatus* ArenaCfgCreateFromKeys(const char* const* keys, const int64_t* values, size_t count, OnyxArenaCfg** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(out);
+  if (count > 0) {
+    API_CHECK_NOT_NULL(keys);
+    API_CHECK_NOT_NULL(values);
+  }
+  OnyxArenaCfg cfg;
+  for (size_t i = 0; i < count; ++i) {
+    if (!keys[i]) return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("ArenaCfgCreateFromKeys: keys[", i, "] is NULL"));
+    const std::string key = keys[i];
+    const int64_t v = values[i];
+    auto int_in = [&](int64_t lo, int64_t hi) -> OnyxStatus* {
+      if (v < lo || v > hi)
+        return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("OrtArenaCfg: ", key, " must be in [", lo, ", ", hi, "], got ", v));
+      return nullptr;
+    };
+    OnyxStatus* bad = nullptr;
+    if (key == "max_mem") {
+      if (!(bad = int_in(0, INT64_MAX))) cfg.max_mem = static_cast<size_t>(v);
+    } else if (key == "arena_extend_strategy") {
+      if (!(bad = int_in(-1, 1))) cfg.arena_extend_strategy = static_cast<int>(v);
+    } else if (key == "initial_chunk_size_bytes") {
+      if (!(bad = int_in(-1, INT32_MAX))) cfg.initial_chunk_size_bytes = static_cast<int>(v);
+    } else if (key == "max_dead_bytes_per_chunk") {
+      if (!(bad = int_in(-1, INT32_MAX))) cfg.max_dead_bytes_per_chunk = static_cast<int>(v);
+    } else if (key == "initial_growth_chunk_size_bytes") {
+      if (!(bad = int_in(-1, INT32_MAX))) cfg.initial_growth_chunk_size_bytes = v;
+    } else if (key == "max_power_of_two_extend_bytes") {
+      if (!(bad = int_in(-1, INT64_MAX))) cfg.max_power_of_two_extend_bytes = v;
+    } else {
+      // onnxruntime's text.
+      return NewStatus(ONYX_INVALID_ARGUMENT, "Invalid OrtArenaCfg option: " + key);
+    }
+    if (bad) return bad;
+  }
+  *out = new OnyxArenaCfg(cfg);
+  API_END
+}
+
 void ArenaCfgRelease(OnyxArenaCfg* cfg) { delete cfg; }
+
+OnyxStatus* EnvCreateGlobalThreadPools(OnyxEnv* env, int intra_op_threads, int inter_op_threads) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(env);
+  if (intra_op_threads < 0 || inter_op_threads < 0)
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("EnvCreateGlobalThreadPools: thread counts must be >= 0, got ",
+                                                   intra_op_threads, " and ", inter_op_threads));
+  if (env->global_intra_pool)
+    return NewStatus(ONYX_FAIL, "Global thread pools have already been created, cannot replace them");
+  env->global_intra_pool = std::make_shared<ThreadPool>(intra_op_threads > 0 ? intra_op_threads : 0);
+  env->global_inter_threads = inter_op_threads;
+  API_END
+}
 
 OnyxStatus* EnvCreateAndRegisterAllocator(OnyxEnv* env, const OnyxMemoryInfo* info, const OnyxArenaCfg* cfg) {
   API_BEGIN
@@ -101,6 +155,8 @@ void FillEnvApi(OnyxApi& a) {
   a.GetTelemetryEnabled = GetTelemetryEnabled;
   a.ArenaCfgCreate = ArenaCfgCreate;
   a.ArenaCfgRelease = ArenaCfgRelease;
+  a.ArenaCfgCreateFromKeys = ArenaCfgCreateFromKeys;
+  a.EnvCreateGlobalThreadPools = EnvCreateGlobalThreadPools;
   a.EnvCreateAndRegisterAllocator = EnvCreateAndRegisterAllocator;
   a.EnvUnregisterAllocator = EnvUnregisterAllocator;
 }

@@ -219,6 +219,24 @@ OnyxStatus* AddFreeDimensionOverride(OnyxSessionOptions* options, const char* ke
   API_END
 }
 
+OnyxStatus* SessionOptionsAddExternalFileInMemory(OnyxSessionOptions* options, const char* name, const void* data,
+                                                 size_t length) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  API_CHECK_NOT_NULL(name);
+  if (length > 0) API_CHECK_NOT_NULL(data);
+  if (!*name) return NewStatus(ONYX_INVALID_ARGUMENT, "add_external_initializers_from_files_in_memory: a file name is empty");
+  options->options.external_files_in_memory[name] = {data, length};
+  API_END
+}
+
+OnyxStatus* SessionOptionsSetLoadCancellation(OnyxSessionOptions* options, int cancel) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(options);
+  options->options.load_cancel->store(cancel != 0);
+  API_END
+}
+
 OnyxStatus* SessionOptionsAddInitializer(OnyxSessionOptions* options, const char* name, const OnyxValue* value) {
   API_BEGIN
   API_CHECK_NOT_NULL(options);
@@ -304,6 +322,9 @@ void FillOptionsApi(OnyxApi& a) {
   a.SessionOptionsAddFreeDimensionOverride = AddFreeDimensionOverride<&SessionOptions::free_dim_overrides_by_denotation>;
   a.SessionOptionsAddFreeDimensionOverrideByName = AddFreeDimensionOverride<&SessionOptions::free_dim_overrides_by_name>;
   a.SessionOptionsAddInitializer = SessionOptionsAddInitializer;
+  a.SessionOptionsAddExternalFileInMemory = SessionOptionsAddExternalFileInMemory;
+  a.SessionOptionsSetUsePerSessionThreads = SetFlag<&SessionOptions::use_per_session_threads>;
+  a.SessionOptionsSetLoadCancellation = SessionOptionsSetLoadCancellation;
   a.SessionOptionsSetMemPattern = SetFlag<&SessionOptions::enable_mem_pattern>;
   a.SessionOptionsSetMemReuse = SetFlag<&SessionOptions::enable_mem_reuse>;
   a.SessionOptionsSetCpuMemArena = SetFlag<&SessionOptions::enable_cpu_mem_arena>;

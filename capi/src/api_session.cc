@@ -13,7 +13,23 @@ SessionOptions EffectiveOptions(const OnyxEnv* env, const OnyxSessionOptions* op
   SessionOptions o = options ? options->options : SessionOptions();
   auto it = o.config.find("session.use_env_allocators");
   if (it != o.config.end() && it->second == "1" && env->cpu_allocator) o.cpu_allocator = env->cpu_allocator;
+  if (!o.use_per_session_threads) {
+    if (!env->global_intra_pool)
+      ONYX_THROW(ErrorCode::kFail, "When the session is not configured to use per session threadpools, the env must "
+                 "be created with global thread pools (EnvCreateGlobalThreadPools; Python: "
+                 "set_global_thread_pool_sizes)");
+    o.shared_thread_pool = env->global_intra_pool;
+  }
   return o;
+}
+
+// A creation that failed while its options' cancel flag is set was canceled
+// (SessionOptionsSetLoadCancellation): ONYX_MODEL_LOAD_CANCELED.
+OnyxStatus* CreationStatus(const OnyxSessionOptions* options, const Status& s) {
+  if (s.ok()) return nullptr;
+  if (options && options->options.load_cancel && options->options.load_cancel->load())
+    return NewStatus(ONYX_MODEL_LOAD_CANCELED, s.message());
+  return ToOnyxStatus(s);
 }
 
 // Inputs and outputs live in CPU memory, from the session's arena unless the
@@ -35,7 +51,8 @@ OnyxStatus* SessionCreate(const OnyxEnv* env, const char* path, const OnyxSessio
   API_CHECK_NOT_NULL(out);
   auto s = std::make_unique<OnyxSession>();
   std::unique_ptr<Session> session;
-  API_RETURN_IF_ERROR(Session::Create(EffectiveOptions(env, options), path, &session));
+  if (OnyxStatus* st = CreationStatus(options, Session::Create(EffectiveOptions(env, options), path, &session)))
+    return st;
   s->session = std::move(session);
   SetIoMemory(s.get());
   *out = s.release();
@@ -50,7 +67,9 @@ OnyxStatus* SessionCreateFromBytes(const OnyxEnv* env, const void* data, size_t 
   API_CHECK_NOT_NULL(out);
   auto s = std::make_unique<OnyxSession>();
   std::unique_ptr<Session> session;
-  API_RETURN_IF_ERROR(Session::CreateFromBytes(EffectiveOptions(env, options), data, length, &session));
+  if (OnyxStatus* st =
+          CreationStatus(options, Session::CreateFromBytes(EffectiveOptions(env, options), data, length, &session)))
+    return st;
   s->session = std::move(session);
   SetIoMemory(s.get());
   *out = s.release();
@@ -391,6 +410,44 @@ OnyxStatus* SessionGetProfilingStartTimeNs(const OnyxSession* session, uint64_t*
   API_END
 }
 
+Status CheckAssignmentRecorded(const OnyxSession* session) {
+  const auto& cfg = session->session->options().config;
+  auto it = cfg.find("session.record_ep_graph_assignment_info");
+  if (it == cfg.end() || it->second != "1")
+    return MakeError(ErrorCode::kFail, "Session configuration entry 'session.record_ep_graph_assignment_info' must be "
+                     "set to \"1\" to retrieve EP graph assignment information.");
+  return Status::OK();
+}
+
+OnyxStatus* SessionGetAssignedNodeCount(const OnyxSession* session, size_t* out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(session);
+  API_CHECK_NOT_NULL(out);
+  API_RETURN_IF_ERROR(CheckAssignmentRecorded(session));
+  *out = session->session->NodeAssignments().size();
+  API_END
+}
+
+OnyxStatus* SessionGetAssignedNode(const OnyxSession* session, size_t index, const char** provider,
+                                   const char** node_name, const char** op_type, const char** domain) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(session);
+  API_CHECK_NOT_NULL(provider);
+  API_CHECK_NOT_NULL(node_name);
+  API_CHECK_NOT_NULL(op_type);
+  API_CHECK_NOT_NULL(domain);
+  API_RETURN_IF_ERROR(CheckAssignmentRecorded(session));
+  const auto nodes = session->session->NodeAssignments();
+  if (index >= nodes.size())
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("SessionGetAssignedNode: index ", index, " is out of range (",
+                                                   nodes.size(), " nodes)"));
+  *provider = nodes[index].first ? nodes[index].first->c_str() : "";
+  *node_name = nodes[index].second->name.c_str();
+  *op_type = nodes[index].second->op_type.c_str();
+  *domain = nodes[index].second->domain.c_str();
+  API_END
+}
+
 }  // namespace
 
 void FillSessionApi(OnyxApi& a) {
@@ -416,6 +473,8 @@ void FillSessionApi(OnyxApi& a) {
   a.SessionRunAsync = SessionRunAsync;
   a.SessionGetInputMemoryInfo = GetIoMemoryInfo<true>;
   a.SessionGetOutputMemoryInfo = GetIoMemoryInfo<false>;
+  a.SessionGetAssignedNodeCount = SessionGetAssignedNodeCount;
+  a.SessionGetAssignedNode = SessionGetAssignedNode;
 }
 
 }  // namespace capi

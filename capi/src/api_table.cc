@@ -17,6 +17,7 @@ const OnyxApi* Api() {
     FillInfoApi(a);
     FillBindingApi(a);
     FillEnvApi(a);
+    FillLoraApi(a);
     return a;
   }();
   return &api;

@@ -13,6 +13,7 @@ void FillValueApi(OnyxApi& api);
 void FillInfoApi(OnyxApi& api);
 void FillBindingApi(OnyxApi& api);
 void FillEnvApi(OnyxApi& api);
+void FillLoraApi(OnyxApi& api);
 
 // The filled table (built once).
 const OnyxApi* Api();

@@ -36,6 +36,7 @@ OnyxStatus* MemoryInfoCreate(const char* name, OnyxAllocatorType allocator_type,
   } else if (n == "Cuda" || n == "CUDA" || n == "cuda") {
     info.device = DeviceType::kCuda;
     info.name = "Cuda";
+    info.vendor_id = 0x10DE;
   } else {
     return NewStatus(ONYX_INVALID_ARGUMENT, "MemoryInfoCreate: unknown memory name '" + n + "' (expected \"Cpu\" or \"Cuda\")");
   }
@@ -44,6 +45,44 @@ OnyxStatus* MemoryInfoCreate(const char* name, OnyxAllocatorType allocator_type,
   info.alloc_type = allocator_type;
   info.mem_type = mem_type;
   *out = new OnyxMemoryInfo{info};
+  API_END
+}
+OnyxStatus* MemoryInfoCreateV2(const char* name, int device_type, int vendor_id, int device_id, int device_mem_type,
+                               size_t alignment, OnyxAllocatorType allocator_type, OnyxMemoryInfo** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(name);
+  API_CHECK_NOT_NULL(out);
+  if (device_type < 0 || device_type > 3)
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("MemoryInfoCreateV2: device_type must be 0 (CPU), 1 (GPU), 2 (FPGA) or 3 (NPU), got ", device_type));
+  if (device_mem_type != 0 && device_mem_type != 5)
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("MemoryInfoCreateV2: device_mem_type must be 0 (default) or 5 (host accessible), got ", device_mem_type));
+  if (device_id < 0) return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("MemoryInfoCreateV2: device_id must be >= 0, got ", device_id));
+  if (alignment & (alignment - 1))
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("MemoryInfoCreateV2: alignment must be 0 or a power of two, got ", alignment));
+  if (allocator_type != ONYX_DEVICE_ALLOCATOR && allocator_type != ONYX_ARENA_ALLOCATOR)
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("MemoryInfoCreateV2: unknown allocator type ", static_cast<int>(allocator_type)));
+  MemoryInfo info;
+  info.name = name;
+  // GPU memory of NVIDIA's vendor id is what this engine calls Cuda; every
+  // other device's memory is described but no allocator exists for it.
+  info.device = device_type == 0 ? DeviceType::kCpu : DeviceType::kCuda;
+  info.device_id = device_id;
+  info.vendor_id = vendor_id;
+  info.device_mem_type = device_mem_type;
+  info.alignment = alignment;
+  info.alloc_type = allocator_type;
+  // As onnxruntime: host-accessible memory of a CPU is its output memory type.
+  info.mem_type = (device_type == 0 && device_mem_type == 5) ? ONYX_MEM_CPU_OUTPUT : ONYX_MEM_DEFAULT;
+  *out = new OnyxMemoryInfo{info};
+  API_END
+}
+// One getter per MemoryInfo field: *out = the field, as the C type `T`.
+template <typename T, auto Field>
+OnyxStatus* MemoryInfoGet(const OnyxMemoryInfo* info, T* out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(info);
+  API_CHECK_NOT_NULL(out);
+  *out = static_cast<T>(info->info.*Field);
   API_END
 }
 OnyxStatus* MemoryInfoCreateCpu(OnyxAllocatorType allocator_type, OnyxMemType mem_type, OnyxMemoryInfo** out) {
@@ -55,27 +94,6 @@ OnyxStatus* MemoryInfoGetName(const OnyxMemoryInfo* info, const char** out) {
   API_CHECK_NOT_NULL(info);
   API_CHECK_NOT_NULL(out);
   *out = info->info.name.c_str();
-  API_END
-}
-OnyxStatus* MemoryInfoGetDeviceId(const OnyxMemoryInfo* info, int* out) {
-  API_BEGIN
-  API_CHECK_NOT_NULL(info);
-  API_CHECK_NOT_NULL(out);
-  *out = info->info.device_id;
-  API_END
-}
-OnyxStatus* MemoryInfoGetMemType(const OnyxMemoryInfo* info, OnyxMemType* out) {
-  API_BEGIN
-  API_CHECK_NOT_NULL(info);
-  API_CHECK_NOT_NULL(out);
-  *out = static_cast<OnyxMemType>(info->info.mem_type);
-  API_END
-}
-OnyxStatus* MemoryInfoGetAllocatorType(const OnyxMemoryInfo* info, OnyxAllocatorType* out) {
-  API_BEGIN
-  API_CHECK_NOT_NULL(info);
-  API_CHECK_NOT_NULL(out);
-  *out = static_cast<OnyxAllocatorType>(info->info.alloc_type);
   API_END
 }
 
@@ -193,6 +211,16 @@ OnyxStatus* ValueGetTensorTypeAndShape(const OnyxValue* value, OnyxTensorTypeAnd
   API_BEGIN
   API_CHECK_NOT_NULL(value);
   API_CHECK_NOT_NULL(out);
+  if (value->value.IsSparse()) {
+    const SparseTensor& sp = value->value.sparse();
+    auto info = std::make_unique<OnyxTensorTypeAndShapeInfo>();
+    info->elem = sp.values->type();
+    info->has_shape = true;
+    info->dims = sp.dense_dims;
+    info->symbols.assign(sp.dense_dims.size(), "");
+    *out = info.release();
+    return nullptr;
+  }
   API_RETURN_IF_ERROR(RequireTensor(value, "ValueGetTensorTypeAndShape"));
   const Tensor& t = value->value.tensor();
   auto info = std::make_unique<OnyxTensorTypeAndShapeInfo>();
@@ -291,6 +319,13 @@ TypeInfo TypeOfValue(const Value& v) {
       t.kind = TypeInfo::Kind::kOptional;
       t.inner = std::make_shared<TypeInfo>(v.items().empty() ? TypeInfo() : TypeOfValue(v.items()[0]));
       return t;
+    case Value::Kind::kSparseTensor: {
+      std::vector<Dim> dims;
+      for (int64_t d : v.sparse().dense_dims) dims.push_back(Dim::Of(d));
+      t = TypeInfo::Tensor(v.sparse().values->type(), std::move(dims));
+      t.kind = TypeInfo::Kind::kSparseTensor;
+      return t;
+    }
     default:
       return t;
   }
@@ -306,8 +341,9 @@ OnyxStatus* ValueGetTypeInfo(const OnyxValue* value, OnyxTypeInfo** out) {
 
 Status RequireContainer(const OnyxValue* value, const char* fn) {
   const Value::Kind k = value->value.kind();
-  ONYX_CHECK_ARG(k == Value::Kind::kSequence || k == Value::Kind::kMap || k == Value::Kind::kOptional, fn,
-                 ": the value is not a sequence, map or optional");
+  ONYX_CHECK_ARG(k == Value::Kind::kSequence || k == Value::Kind::kMap || k == Value::Kind::kOptional ||
+                     k == Value::Kind::kSparseTensor,
+                 fn, ": the value is not a sequence, map, optional or sparse tensor");
   return Status::OK();
 }
 
@@ -316,7 +352,7 @@ OnyxStatus* ValueGetElementCount(const OnyxValue* value, size_t* out) {
   API_CHECK_NOT_NULL(value);
   API_CHECK_NOT_NULL(out);
   API_RETURN_IF_ERROR(RequireContainer(value, "ValueGetElementCount"));
-  *out = value->value.items().size();
+  *out = value->value.IsSparse() ? 1 + value->value.sparse().indices.size() : value->value.items().size();
   API_END
 }
 
@@ -325,6 +361,14 @@ OnyxStatus* ValueGetElement(const OnyxValue* value, size_t index, OnyxValue** ou
   API_CHECK_NOT_NULL(value);
   API_CHECK_NOT_NULL(out);
   API_RETURN_IF_ERROR(RequireContainer(value, "ValueGetElement"));
+  if (value->value.IsSparse()) {
+    const SparseTensor& sp = value->value.sparse();
+    if (index > sp.indices.size())
+      return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("ValueGetElement: index ", index, " is out of range (a sparse tensor has ",
+                                                     1 + sp.indices.size(), " tensors)"));
+    *out = new OnyxValue{Value(index == 0 ? sp.values : sp.indices[index - 1])};
+    return nullptr;
+  }
   const auto& items = value->value.items();
   if (index >= items.size())
     return NewStatus(ONYX_INVALID_ARGUMENT,
@@ -382,16 +426,60 @@ OnyxStatus* ValueCreateOptional(const OnyxValue* inner, OnyxValue** out) {
   API_END
 }
 
+OnyxStatus* ValueCreateSparseTensor(OnyxSparseFormat format, const int64_t* dense_shape, size_t rank,
+                                    const OnyxValue* values, const OnyxValue* const* indices, size_t index_count,
+                                    OnyxValue** out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(values);
+  API_CHECK_NOT_NULL(out);
+  if (rank > 0) API_CHECK_NOT_NULL(dense_shape);
+  if (index_count > 0) API_CHECK_NOT_NULL(indices);
+  if (!values->value.IsTensor())
+    return NewStatus(ONYX_INVALID_ARGUMENT, "ValueCreateSparseTensor: values must be a tensor");
+  std::vector<std::shared_ptr<Tensor>> idx;
+  for (size_t i = 0; i < index_count; ++i) {
+    if (!indices[i] || !indices[i]->value.IsTensor())
+      return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("ValueCreateSparseTensor: indices[", i, "] is not a tensor"));
+    idx.push_back(indices[i]->value.tensor_ptr());
+  }
+  for (const auto& t : idx)
+    if (t->location().device != DeviceType::kCpu)
+      return NewStatus(ONYX_INVALID_ARGUMENT, "ValueCreateSparseTensor: index tensors must be in CPU memory");
+  if (values->value.tensor().location().device != DeviceType::kCpu)
+    return NewStatus(ONYX_INVALID_ARGUMENT, "ValueCreateSparseTensor: values must be in CPU memory");
+  auto sp = std::make_shared<SparseTensor>();
+  API_RETURN_IF_ERROR(MakeSparseTensor("sparse tensor", static_cast<SparseFormat>(format),
+                                       Dims(dense_shape, dense_shape + rank), values->value.tensor_ptr(),
+                                       std::move(idx), sp.get()));
+  *out = new OnyxValue{Value::Sparse(std::move(sp))};
+  API_END
+}
+
+OnyxStatus* ValueGetSparseFormat(const OnyxValue* value, OnyxSparseFormat* out) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(value);
+  API_CHECK_NOT_NULL(out);
+  if (!value->value.IsSparse())
+    return NewStatus(ONYX_INVALID_ARGUMENT, "ValueGetSparseFormat: the value is not a sparse tensor");
+  *out = static_cast<OnyxSparseFormat>(value->value.sparse().format);
+  API_END
+}
+
 }  // namespace
 
 void FillValueApi(OnyxApi& a) {
+  a.ValueCreateSparseTensor = ValueCreateSparseTensor;
+  a.ValueGetSparseFormat = ValueGetSparseFormat;
+  a.MemoryInfoCreateV2 = MemoryInfoCreateV2;
+  a.MemoryInfoGetDeviceMemType = MemoryInfoGet<int, &MemoryInfo::device_mem_type>;
+  a.MemoryInfoGetVendorId = MemoryInfoGet<int, &MemoryInfo::vendor_id>;
   a.MemoryInfoCreate = MemoryInfoCreate;
   a.MemoryInfoCreateCpu = MemoryInfoCreateCpu;
   a.MemoryInfoRelease = MemoryInfoRelease;
   a.MemoryInfoGetName = MemoryInfoGetName;
-  a.MemoryInfoGetDeviceId = MemoryInfoGetDeviceId;
-  a.MemoryInfoGetMemType = MemoryInfoGetMemType;
-  a.MemoryInfoGetAllocatorType = MemoryInfoGetAllocatorType;
+  a.MemoryInfoGetDeviceId = MemoryInfoGet<int, &MemoryInfo::device_id>;
+  a.MemoryInfoGetMemType = MemoryInfoGet<OnyxMemType, &MemoryInfo::mem_type>;
+  a.MemoryInfoGetAllocatorType = MemoryInfoGet<OnyxAllocatorType, &MemoryInfo::alloc_type>;
   a.GetDefaultAllocator = GetDefaultAllocator;
   a.AllocatorAlloc = AllocatorAlloc;
   a.AllocatorFree = AllocatorFree;

@@ -25,6 +25,10 @@ struct OnyxEnv {
   // Registered with EnvCreateAndRegisterAllocator; shared by sessions that
   // opt in with "session.use_env_allocators" = "1".
   std::shared_ptr<onyx::Allocator> cpu_allocator;
+  // EnvCreateGlobalThreadPools: shared by sessions whose options turned
+  // per-session threads off.
+  std::shared_ptr<onyx::ThreadPool> global_intra_pool;
+  int global_inter_threads = 0;
 };
 
 struct OnyxSessionOptions {
@@ -73,6 +77,16 @@ struct OnyxArenaCfg {
   int arena_extend_strategy = -1;
   int initial_chunk_size_bytes = -1;
   int max_dead_bytes_per_chunk = -1;
+  int64_t initial_growth_chunk_size_bytes = -1;
+  int64_t max_power_of_two_extend_bytes = -1;
+};
+
+struct OnyxLoraAdapter {
+  int format_version = 1;
+  int adapter_version = 0;
+  int model_version = 0;
+  // Shared with the run options it is activated on.
+  std::shared_ptr<const onyx::NamedTensors> parameters;
 };
 
 struct OnyxAllocator {

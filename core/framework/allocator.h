@@ -20,6 +20,12 @@ struct MemoryInfo {
   int device_id = 0;
   int mem_type = 0;    // 0 default, matches OnyxMemType
   int alloc_type = 0;  // 0 device allocator, 1 arena
+  // As onnxruntime's CreateMemoryInfo_V2 records them: PCI vendor id (0x10DE
+  // for NVIDIA), device memory type (0 default, 5 host accessible) and the
+  // requested alignment (0 = the allocator's).
+  int vendor_id = 0;
+  int device_mem_type = 0;
+  size_t alignment = 0;
   bool operator==(const MemoryInfo& o) const {
     return name == o.name && device == o.device && device_id == o.device_id && mem_type == o.mem_type;
   }

@@ -1,11 +1,12 @@
 // A runtime value: a tensor, a sequence of values, a map (a keys tensor and a
 // values tensor of one length, as onnxruntime's C API presents maps) or an
-// optional (empty or holding one value). Copies share the underlying data.
+// optional (empty or holding one value) or a sparse tensor. Copies share the underlying data.
 #pragma once
 
 #include <memory>
 #include <vector>
 
+#include "core/framework/sparse_tensor.h"
 #include "core/framework/tensor.h"
 
 namespace onyx {
@@ -45,6 +46,14 @@ class Value {
     return v;
   }
 
+  // A sparse tensor (checked by MakeSparseTensor).
+  static Value Sparse(std::shared_ptr<SparseTensor> s) {
+    Value v;
+    v.kind_ = Kind::kSparseTensor;
+    v.sparse_ = std::move(s);
+    return v;
+  }
+
   Kind kind() const { return kind_; }
   bool IsTensor() const { return kind_ == Kind::kTensor; }
   bool HasValue() const { return kind_ != Kind::kNone; }
@@ -55,11 +64,14 @@ class Value {
   // Sequence elements; for a map {keys, values}; for an optional zero or one item.
   const std::vector<Value>& items() const { return *items_; }
   bool IsSequence() const { return kind_ == Kind::kSequence; }
+  bool IsSparse() const { return kind_ == Kind::kSparseTensor; }
+  const SparseTensor& sparse() const { return *sparse_; }
 
  private:
   Kind kind_ = Kind::kNone;
   std::shared_ptr<Tensor> tensor_;
   std::shared_ptr<std::vector<Value>> items_;
+  std::shared_ptr<SparseTensor> sparse_;
 };
 
 }  // namespace onyx

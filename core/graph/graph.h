@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -141,15 +142,32 @@ struct Model {
   std::shared_ptr<Graph> graph;
 };
 
-// Parses an ONNX ModelProto. `model_dir` resolves external data (never outside it).
-Status LoadModelFromBytes(const void* data, size_t size, const std::string& model_dir, Model* out);
-Status LoadModelFromFile(const std::string& path, Model* out);
+// Where external data may come from besides the model's folder.
+struct ExternalFiles {
+  // Files held in memory, by the location tensors name: read instead of the
+  // file system (the buffers are borrowed, kept alive by the caller).
+  std::map<std::string, std::pair<const void*, size_t>> in_memory;
+  // Initializers the caller supplies (add_external_initializers): their
+  // external data is not read; they load as placeholders of their type and
+  // shape, without data, which the caller's tensors must replace.
+  std::set<std::string> supplied;
+};
+
+// Parses an ONNX ModelProto. `model_dir` resolves external data (never outside
+// it); `files`, when given, is looked up first.
+Status LoadModelFromBytes(const void* data, size_t size, const std::string& model_dir, Model* out,
+                          const ExternalFiles* files = nullptr);
+Status LoadModelFromFile(const std::string& path, Model* out, const ExternalFiles* files = nullptr);
 
 // Writes `model` as an ONNX ModelProto (model_saver.cc), everything the loader
 // reads included; initializers are written inline, external or not. Models
 // over protobuf's 2 GiB limit and the ".ort" format are NOT_IMPLEMENTED.
 // The file appears complete or not at all (written beside it, then renamed).
-Status SaveModel(const Model& model, const std::string& path);
+// With `external_file` set, each initializer of at least `min_external_bytes`
+// bytes (strings excepted) is written to that file (beside `path`, replaced)
+// and referenced as external data.
+Status SaveModel(const Model& model, const std::string& path, const std::string& external_file = "",
+                 size_t min_external_bytes = 0);
 Status SaveModelToString(const Model& model, std::string* bytes);
 
 }  // namespace onyx

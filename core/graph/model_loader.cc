@@ -14,6 +14,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
+#include "core/framework/sparse_tensor.h"
 #include "core/graph/graph.h"
 #include "core/graph/onnx_schema.h"
 #include "core/graph/proto_convert.h"
@@ -53,8 +54,8 @@ Status MapFile(const std::string& path, std::shared_ptr<MappedFile>* out) {
 
 class Loader {
  public:
-  Loader(std::string model_dir, const std::map<std::string, int>& opsets)
-      : model_dir_(std::move(model_dir)), opsets_(opsets) {}
+  Loader(std::string model_dir, const std::map<std::string, int>& opsets, const ExternalFiles* files = nullptr)
+      : model_dir_(std::move(model_dir)), opsets_(opsets), files_(files) {}
 
   Status ConvertType(const onnx::TypeProto& tp, TypeInfo* out) {
     switch (tp.value_case()) {
@@ -181,6 +182,28 @@ class Loader {
       else if (kv.key() == "offset") offset = std::stoll(kv.value());
       else if (kv.key() == "length") length = std::stoll(kv.value());
     }
+    if (files_ && files_->supplied.count(tp.name())) {
+      // The caller supplies this one: nothing to read.
+      *out = std::make_shared<Tensor>(et, dims, nullptr, MemoryInfo{});
+      return Status::OK();
+    }
+    if (files_) {
+      // A file the caller holds in memory (add_external_initializers_from_files_in_memory).
+      auto f = files_->in_memory.find(location);
+      if (f != files_->in_memory.end()) {
+        const size_t size = f->second.second;
+        if (length < 0) length = static_cast<int64_t>(nbytes);
+        if (offset < 0 || static_cast<size_t>(length) != nbytes || static_cast<uint64_t>(offset + length) > size)
+          return MakeError(ErrorCode::kInvalidGraph, "tensor '", tp.name(), "': external data (offset ", offset,
+                           ", length ", length, ") does not fit in-memory file '", location, "' of ", size,
+                           " bytes or shape ", ShapeToString(dims));
+        if (et == ElemType::kString)
+          return MakeError(ErrorCode::kInvalidGraph, "string tensor '", tp.name(), "' cannot use external data");
+        void* p = const_cast<char*>(static_cast<const char*>(f->second.first)) + offset;
+        *out = std::make_shared<Tensor>(et, dims, p, MemoryInfo{});
+        return Status::OK();
+      }
+    }
     if (location.empty() || location[0] == '/' || location.find("..") != std::string::npos)
       return MakeError(ErrorCode::kInvalidGraph, "tensor '", tp.name(), "': external data location '", location,
                        "' must be a relative path inside the model's folder");
@@ -259,8 +282,23 @@ class Loader {
       if (init.name().empty()) return MakeError(ErrorCode::kInvalidGraph, "graph '", g->name, "' has an initializer with no name");
       g->initializers[init.name()] = std::move(t);
     }
-    if (gp.sparse_initializer_size() > 0)
-      return MakeError(ErrorCode::kNotImplemented, "graph '", g->name, "': sparse initializers are not supported yet");
+    // Sparse initializers (COO) are densified: every kernel takes dense tensors.
+    for (auto& sp : *gp.mutable_sparse_initializer()) {
+      const std::string name = sp.values().name();
+      if (name.empty()) return MakeError(ErrorCode::kInvalidGraph, "graph '", g->name, "' has a sparse initializer with no name");
+      if (g->initializers.count(name))
+        return MakeError(ErrorCode::kInvalidGraph, "graph '", g->name, "': initializer '", name, "' is given twice");
+      std::shared_ptr<Tensor> values, indices;
+      ONYX_RETURN_IF_ERROR(ConvertTensor(*sp.mutable_values(), &values));
+      ONYX_RETURN_IF_ERROR(ConvertTensor(*sp.mutable_indices(), &indices));
+      SparseTensor st;
+      Status s = MakeSparseTensor(StrCat("sparse initializer '", name, "'"), SparseFormat::kCoo,
+                                  Dims(sp.dims().begin(), sp.dims().end()), values, {indices}, &st);
+      if (!s.ok()) return MakeError(ErrorCode::kInvalidGraph, s.message());
+      auto dense = std::make_shared<Tensor>();
+      ONYX_RETURN_IF_ERROR(Densify(st, dense.get()));
+      g->initializers[name] = std::move(dense);
+    }
     auto convert_infos = [&](google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& src,
                              std::vector<ValueInfo>* dst) -> Status {
       for (auto& vi : src) {
@@ -336,6 +374,7 @@ class Loader {
   std::string model_dir_;
   const std::map<std::string, int>& opsets_;
   std::map<std::string, std::shared_ptr<MappedFile>> mapped_;
+  const ExternalFiles* files_;
 };
 
 Status FinalizeRecursive(Graph& g, const std::vector<std::string>& outer) {
@@ -366,7 +405,7 @@ Status ParseModelProto(google::protobuf::io::CodedInputStream& in, onnx::ModelPr
   return Status::OK();
 }
 
-Status BuildModel(onnx::ModelProto& mp, const std::string& model_dir, Model* out) {
+Status BuildModel(onnx::ModelProto& mp, const std::string& model_dir, Model* out, const ExternalFiles* files) {
   if (!mp.has_ir_version() || !mp.has_graph())
     return MakeError(ErrorCode::kInvalidProtobuf, "the data is not an ONNX model: ",
                      !mp.has_ir_version() ? "ir_version" : "graph", " is missing");
@@ -387,7 +426,7 @@ Status BuildModel(onnx::ModelProto& mp, const std::string& model_dir, Model* out
   for (const auto& kv : mp.metadata_props()) m.metadata.emplace_back(kv.key(), kv.value());
   ONYX_RETURN_IF_ERROR(proto::InlineLocalFunctions(mp));
   m.graph = std::make_shared<Graph>();
-  Loader loader(model_dir, m.opsets);
+  Loader loader(model_dir, m.opsets, files);
   ONYX_RETURN_IF_ERROR(loader.ConvertGraph(*mp.mutable_graph(), nullptr, m.graph.get()));
   return FinalizeRecursive(*m.graph, {});
 }
@@ -410,16 +449,17 @@ Status TypeFromProto(const onnx::TypeProto& tp, TypeInfo* out) {
 
 }  // namespace proto
 
-Status LoadModelFromBytes(const void* data, size_t size, const std::string& model_dir, Model* out) {
+Status LoadModelFromBytes(const void* data, size_t size, const std::string& model_dir, Model* out,
+                          const ExternalFiles* files) {
   if (size > static_cast<size_t>(INT_MAX))
     return MakeError(ErrorCode::kInvalidProtobuf, "model is ", size, " bytes; protobuf models over 2 GiB must use external data");
   onnx::ModelProto mp;
   google::protobuf::io::CodedInputStream in(static_cast<const uint8_t*>(data), static_cast<int>(size));
   ONYX_RETURN_IF_ERROR(ParseModelProto(in, &mp));
-  return BuildModel(mp, model_dir, out);
+  return BuildModel(mp, model_dir, out, files);
 }
 
-Status LoadModelFromFile(const std::string& path, Model* out) {
+Status LoadModelFromFile(const std::string& path, Model* out, const ExternalFiles* files) {
   // Streamed through a small buffer rather than mapped whole, so the file's
   // pages and the parsed weights are not resident at the same time.
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -448,7 +488,7 @@ Status LoadModelFromFile(const std::string& path, Model* out) {
   std::string dir = ".";
   auto slash = path.find_last_of('/');
   if (slash != std::string::npos) dir = slash == 0 ? "/" : path.substr(0, slash);
-  s = BuildModel(mp, dir, out);
+  s = BuildModel(mp, dir, out, files);
   if (!s.ok() && s.code() == ErrorCode::kInvalidProtobuf)
     return MakeError(s.code(), "Load model from ", path, " failed: ", s.message());
   return s;

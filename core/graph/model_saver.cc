@@ -35,8 +35,18 @@ const char* AttributeTypeName(Attribute::Type t) {
   }
 }
 
+// Where initializers of at least `min_bytes` go when the saver writes
+// external data: appended to `data`, referenced by `location`.
+struct ExternalSink {
+  std::string location;
+  size_t min_bytes = 0;
+  std::string data;
+};
+
 class Saver {
  public:
+  explicit Saver(ExternalSink* sink = nullptr) : sink_(sink) {}
+
   Status ConvertType(const TypeInfo& t, onnx::TypeProto* out) {
     switch (t.kind) {
       case TypeInfo::Kind::kTensor:
@@ -81,8 +91,24 @@ class Saver {
     return Status::OK();
   }
 
-  Status ConvertTensor(const Tensor& t, const std::string& name, onnx::TensorProto* out) {
+  Status ConvertTensor(const Tensor& t, const std::string& name, onnx::TensorProto* out, bool initializer = false) {
     const size_t nbytes = t.bytes();
+    if (initializer && sink_ && t.type() != ElemType::kString && nbytes > 0 && nbytes >= sink_->min_bytes) {
+      out->set_name(name);
+      out->set_data_type(static_cast<int32_t>(t.type()));
+      for (int64_t d : t.dims()) out->add_dims(d);
+      out->set_data_location(onnx::TensorProto::EXTERNAL);
+      auto add = [out](const char* key, const std::string& value) {
+        auto* kv = out->add_external_data();
+        kv->set_key(key);
+        kv->set_value(value);
+      };
+      add("location", sink_->location);
+      add("offset", std::to_string(sink_->data.size()));
+      add("length", std::to_string(nbytes));
+      sink_->data.append(static_cast<const char*>(t.raw()), nbytes);
+      return Status::OK();
+    }
     tensor_bytes_ += nbytes;
     // Checked before copying, so an oversized model fails without first
     // doubling its weights in memory.
@@ -181,7 +207,7 @@ class Saver {
     for (const std::string* name : names) {
       const auto& t = g.initializers.at(*name);
       if (!t) return MakeError(ErrorCode::kEngineError, "graph '", g.name, "': initializer '", *name, "' is null");
-      Status s = ConvertTensor(*t, *name, out->add_initializer());
+      Status s = ConvertTensor(*t, *name, out->add_initializer(), true);
       if (!s.ok()) return s.WithContext(StrCat("graph '", g.name, "', initializer '", *name, "': "));
     }
     for (const auto& vi : g.inputs) ONYX_RETURN_IF_ERROR(ConvertValueInfo(vi.name, vi.type, vi.doc, out->add_input()));
@@ -207,6 +233,7 @@ class Saver {
 
  private:
   size_t tensor_bytes_ = 0;
+  ExternalSink* sink_;
 };
 
 // Domains the nodes of `g` and its subgraphs use, with the opset each node
@@ -241,7 +268,7 @@ bool HasConstantInitializers(const Graph& g) {
   return false;
 }
 
-Status BuildModelProto(const Model& m, onnx::ModelProto* mp) {
+Status BuildModelProto(const Model& m, onnx::ModelProto* mp, ExternalSink* sink = nullptr) {
   if (!m.graph) return MakeError(ErrorCode::kInvalidArgument, "cannot save a model without a graph");
   // Initializers that are not inputs mean what IR 4 says they mean (constants),
   // which is also how the engine treated them.
@@ -266,7 +293,7 @@ Status BuildModelProto(const Model& m, onnx::ModelProto* mp) {
     p->set_key(kv.first);
     p->set_value(kv.second);
   }
-  Saver saver;
+  Saver saver(sink);
   ONYX_RETURN_IF_ERROR(saver.ConvertGraph(*m.graph, mp->mutable_graph()));
   const size_t size = mp->ByteSizeLong();
   if (size >= kMaxModelBytes)
@@ -304,7 +331,34 @@ Status SaveModelToString(const Model& model, std::string* bytes) {
   return Status::OK();
 }
 
-Status SaveModel(const Model& model, const std::string& path) {
+// Writes `bytes` to `path` through a temporary file renamed over it.
+static Status WriteFileAtomically(const std::string& path, const std::string& bytes) {
+  static std::atomic<unsigned> counter{0};
+  const std::string tmp = StrCat(path, ".tmp.", getpid(), ".", counter.fetch_add(1));
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) return WriteError(ErrorCode::kInvalidArgument, path, "cannot create '" + tmp + "'", errno);
+  size_t done = 0;
+  int err = 0;
+  while (done < bytes.size()) {
+    ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      err = errno;
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (close(fd) != 0 && err == 0) err = errno;
+  if (err == 0 && rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err != 0) {
+    unlink(tmp.c_str());
+    return WriteError(ErrorCode::kFail, path, "write failed", err);
+  }
+  return Status::OK();
+}
+
+Status SaveModel(const Model& model, const std::string& path, const std::string& external_file,
+                 size_t min_external_bytes) {
   if (path.empty()) return MakeError(ErrorCode::kInvalidArgument, "cannot save the model: the path is empty");
   if (EndsWithNoCase(path, ".ort"))
     return MakeError(ErrorCode::kNotImplemented, "cannot save the model to '", path,
@@ -313,10 +367,23 @@ Status SaveModel(const Model& model, const std::string& path) {
   if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
     return MakeError(ErrorCode::kInvalidArgument, "cannot save the model to '", path,
                      "': it exists and is not a regular file");
+  ExternalSink sink;
+  if (!external_file.empty()) {
+    if (external_file[0] == '/' || external_file.find("..") != std::string::npos)
+      return MakeError(ErrorCode::kInvalidArgument, "cannot save the model to '", path, "': the external initializers ",
+                       "file name '", external_file, "' must be a relative path inside the model's folder");
+    sink.location = external_file;
+    sink.min_bytes = min_external_bytes;
+  }
   onnx::ModelProto mp;
   {
-    Status s = BuildModelProto(model, &mp);
+    Status s = BuildModelProto(model, &mp, external_file.empty() ? nullptr : &sink);
     if (!s.ok()) return s.WithContext("cannot save the model to '" + path + "': ");
+  }
+  if (!external_file.empty()) {
+    const auto slash = path.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+    ONYX_RETURN_IF_ERROR(WriteFileAtomically(dir + "/" + external_file, sink.data));
   }
 
   // Written beside the target and renamed over it, so a reader never sees a

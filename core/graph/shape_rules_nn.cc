@@ -304,6 +304,12 @@ void RegisterNnRules(RuleMap& m) {
     if (e == ElemType::kUndefined) return Status::OK();
     return MatMulShape(c, e, c.node().AttrInt("transA", 0) != 0, c.node().AttrInt("transB", 0) != 0);
   };
+  // onnxruntime's sparse A x dense B (A arrives densified): B's element type.
+  m["com.microsoft:SparseToDenseMatMul"] = [](InferContext& c) {
+    ElemType e = c.InputElem(1);
+    if (e == ElemType::kUndefined) return Status::OK();
+    return MatMulShape(c, e, c.node().AttrInt("transA", 0) != 0, c.node().AttrInt("transB", 0) != 0);
+  };
   m["Gemm"] = Gemm;
   m["Conv"] = Conv;
   // onnxruntime's Conv + activation (+ sum): Conv's shapes.

@@ -270,6 +270,12 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
   return Status::OK();
 }
 
+std::vector<std::pair<const std::string*, const Node*>> ExecutionPlan::NodeAssignments() const {
+  std::vector<std::pair<const std::string*, const Node*>> out;
+  for (const Step& st : steps_) out.emplace_back(st.provider, st.node);
+  return out;
+}
+
 std::vector<std::string> ExecutionPlan::NodeOrder() const {
   std::vector<std::string> names;
   for (const Step& st : steps_) names.push_back(st.node->name);

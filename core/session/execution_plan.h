@@ -76,6 +76,9 @@ class ExecutionPlan {
   const std::string& slot_name(int slot) const { return slot_names_[slot]; }
   // Node names in execution order (for tests and the profiler).
   std::vector<std::string> NodeOrder() const;
+  // (provider name, node) for each node, in execution order; the pointers
+  // live as long as the plan.
+  std::vector<std::pair<const std::string*, const Node*>> NodeAssignments() const;
 
  private:
   struct Step {

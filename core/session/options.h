@@ -14,6 +14,8 @@
 
 namespace onyx {
 
+class ThreadPool;
+
 struct ProviderRequest {
   std::string name;
   std::map<std::string, std::string> options;
@@ -51,7 +53,22 @@ struct SessionOptions {
   // A shared CPU allocator (registered with the environment) to use instead
   // of the process default; null for the default.
   std::shared_ptr<Allocator> cpu_allocator;
+  // Contents of external data files by the location a model's tensors name
+  // (add_external_initializers_from_files_in_memory): read there instead of
+  // from disk. Borrowed: the caller keeps each buffer alive while sessions
+  // created with these options live.
+  std::map<std::string, std::pair<const void*, size_t>> external_files_in_memory;
+  // false: run on `shared_thread_pool` (the environment's global pool)
+  // instead of a pool of the session's own; the thread counts are then unused.
+  bool use_per_session_threads = true;
+  std::shared_ptr<ThreadPool> shared_thread_pool;
+  // Set (from any thread) to cancel session creations using these options or
+  // their copies, which share it: they stop at their next stage.
+  std::shared_ptr<std::atomic<bool>> load_cancel = std::make_shared<std::atomic<bool>>(false);
 };
+
+// Initializer values by name (a LoRA adapter's parameters).
+using NamedTensors = std::vector<std::pair<std::string, std::shared_ptr<Tensor>>>;
 
 struct RunOptions {
   std::string tag;
@@ -62,6 +79,9 @@ struct RunOptions {
   // engine implements are read at each run (see kRunArenaShrinkKey); others are
   // stored and read back, as onnxruntime does with keys it does not know.
   std::map<std::string, std::string> config;
+  // LoRA adapters active for runs with these options: each replaces the
+  // model's initializers of the same names for those runs only.
+  std::vector<std::shared_ptr<const NamedTensors>> active_adapters;
 };
 
 // "cpu:0" (';'-separated device:id list): after the run, return the named

@@ -5,6 +5,8 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <unordered_map>
 
@@ -15,6 +17,7 @@
 #include "core/graph/shape_inference.h"
 #include "core/optimizer/optimizer.h"
 #include "core/session/execution_plan.h"
+#include "core/session/model_config.h"
 
 namespace onyx {
 namespace {
@@ -47,6 +50,24 @@ Status CheckFeed(const ValueInfo& decl, const Value& v) {
     ValueInfo inner = decl;
     inner.type = *t.inner;
     return CheckFeed(inner, v);
+  }
+  if (t.kind == TypeInfo::Kind::kSparseTensor) {
+    // Kernels take dense tensors: the feed is checked here and densified by RunIndexed.
+    if (!v.IsSparse())
+      return MakeError(ErrorCode::kInvalidArgument, "Input '", decl.name, "' expects a sparse tensor (",
+                       t.ToString(), ")");
+    const SparseTensor& sp = v.sparse();
+    if (sp.values->type() != t.elem)
+      return MakeError(ErrorCode::kInvalidArgument, "Unexpected input data type. Actual: (sparse_tensor(",
+                       ElemTypeName(sp.values->type()), ")) , expected: (", t.ToString(), ") for input '", decl.name,
+                       "'");
+    if (!t.has_shape) return Status::OK();
+    bool same = sp.dense_dims.size() == t.dims.size();
+    for (size_t i = 0; same && i < t.dims.size(); ++i) same = !t.dims[i].known() || t.dims[i].value == sp.dense_dims[i];
+    if (!same)
+      return MakeError(ErrorCode::kInvalidArgument, "Got invalid dimensions for input: ", decl.name, ": dense shape ",
+                       ShapeToString(sp.dense_dims), " does not match the declared ", t.ToString());
+    return Status::OK();
   }
   if (t.kind != TypeInfo::Kind::kTensor)
     return MakeError(ErrorCode::kNotImplemented, "input '", decl.name, "' has type ", t.ToString(),
@@ -128,25 +149,58 @@ Session::~Session() {
   GetCpuAllocator()->Trim();
 }
 
-Status Session::Create(const SessionOptions& options, const std::string& path, std::unique_ptr<Session>* out) {
+namespace {
+
+// Stops a session creation whose options' cancel flag is set (the C API
+// reports it as MODEL_LOAD_CANCELED).
+Status CheckCanceled(const SessionOptions& options, const char* stage) {
+  if (options.load_cancel && options.load_cancel->load())
+    return MakeError(ErrorCode::kFail, "Session creation canceled due to user request (", stage, ")");
+  return Status::OK();
+}
+
+// What the options say about external data: files in memory, and the
+// initializers the caller supplies (whose external data is never read).
+ExternalFiles ExternalSources(const SessionOptions& options) {
+  ExternalFiles f;
+  f.in_memory = options.external_files_in_memory;
+  for (const auto& kv : options.initializers) f.supplied.insert(kv.first);
+  return f;
+}
+
+}  // namespace
+
+Status Session::CreateWith(const SessionOptions& options,
+                           const std::function<Status(Model*, const ExternalFiles*)>& load,
+                           std::unique_ptr<Session>* out) {
   auto start = Profiler::Clock::now();
   SchemaPreload preload;  // registers ONNX's schemas while the model loads, once per process
   std::unique_ptr<Session> s(new Session());
-  ONYX_RETURN_IF_ERROR(LoadModelFromFile(path, &s->model_));
-  ONYX_RETURN_IF_ERROR(s->Initialize(options, start));
+  const ExternalFiles sources = ExternalSources(options);
+  ONYX_RETURN_IF_ERROR(CheckCanceled(options, "before loading the model"));
+  ONYX_RETURN_IF_ERROR(load(&s->model_, &sources));
+  ONYX_RETURN_IF_ERROR(CheckCanceled(options, "after loading the model"));
+  if (LoadConfigFromModelRequested()) {
+    SessionOptions from_model = options;
+    ONYX_RETURN_IF_ERROR(ApplyModelConfig(s->model_, &from_model));
+    ONYX_RETURN_IF_ERROR(s->Initialize(from_model, start));
+  } else {
+    ONYX_RETURN_IF_ERROR(s->Initialize(options, start));
+  }
   *out = std::move(s);
   return Status::OK();
 }
 
+Status Session::Create(const SessionOptions& options, const std::string& path, std::unique_ptr<Session>* out) {
+  return CreateWith(
+      options, [&](Model* m, const ExternalFiles* sources) { return LoadModelFromFile(path, m, sources); }, out);
+}
+
 Status Session::CreateFromBytes(const SessionOptions& options, const void* data, size_t size,
                                 std::unique_ptr<Session>* out) {
-  auto start = Profiler::Clock::now();
-  SchemaPreload preload;  // registers ONNX's schemas while the model loads, once per process
-  std::unique_ptr<Session> s(new Session());
-  ONYX_RETURN_IF_ERROR(LoadModelFromBytes(data, size, "", &s->model_));
-  ONYX_RETURN_IF_ERROR(s->Initialize(options, start));
-  *out = std::move(s);
-  return Status::OK();
+  return CreateWith(
+      options, [&](Model* m, const ExternalFiles* sources) { return LoadModelFromBytes(data, size, "", m, sources); },
+      out);
 }
 
 // SessionOptions::initializers: the caller's tensors replace the model's.
@@ -231,6 +285,7 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   }
   // Types and shapes first, so kernel lookup and error messages see them.
   ONYX_RETURN_IF_ERROR(InferTypesAndShapes(*model_.graph));
+  ONYX_RETURN_IF_ERROR(CheckCanceled(options, "after type and shape inference"));
   // Gradient nodes become their backward pass, in ordinary operators.
   int gradients = 0;
   ONYX_RETURN_IF_ERROR(ExpandGradients(model_, &gradients));
@@ -279,6 +334,7 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   for (size_t i = 0; i < providers_.size(); ++i)
     if (provider_names_[i] == kCpuProviderName) optimizer_ctx.fold_kernels = &providers_[i]->Kernels();
   ONYX_RETURN_IF_ERROR(OptimizeGraph(*model_.graph, options.graph_optimization_level, disabled, optimizer_ctx));
+  ONYX_RETURN_IF_ERROR(CheckCanceled(options, "after graph optimization"));
   if (profiler_.enabled()) {
     profiler_.Record({"Session", "graph_optimization", profiler_.MicrosSinceStart(optimize_start),
                       std::chrono::duration_cast<std::chrono::microseconds>(Profiler::Clock::now() - optimize_start)
@@ -289,8 +345,26 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   logger_->Logf(Severity::kInfo, "graph optimization level ", options.graph_optimization_level, ": ", nodes_before,
                 " nodes -> ", g.nodes.size());
   // What will run, before partitioning: onnxruntime's optimized_model_filepath.
-  if (!options.optimized_model_filepath.empty())
-    ONYX_RETURN_IF_ERROR(SaveModel(model_, options.optimized_model_filepath));
+  if (!options.optimized_model_filepath.empty()) {
+    // onnxruntime's keys: initializers of at least min_size bytes (default
+    // 1024) go to the named file beside the model.
+    std::string external_file;
+    size_t min_bytes = 1024;
+    auto f = options.config.find("session.optimized_model_external_initializers_file_name");
+    if (f != options.config.end()) external_file = f->second;
+    auto m = options.config.find("session.optimized_model_external_initializers_min_size_in_bytes");
+    if (m != options.config.end()) {
+      char* end = nullptr;
+      errno = 0;
+      const long long v = std::strtoll(m->second.c_str(), &end, 10);
+      if (m->second.empty() || *end != '\0' || errno != 0 || v < 0)
+        return MakeError(ErrorCode::kInvalidArgument, "session config entry "
+                         "'session.optimized_model_external_initializers_min_size_in_bytes' must be a non-negative "
+                         "integer, got '", m->second, "'");
+      min_bytes = static_cast<size_t>(v);
+    }
+    ONYX_RETURN_IF_ERROR(SaveModel(model_, options.optimized_model_filepath, external_file, min_bytes));
+  }
   std::vector<ExecutionProvider*> raw;
   for (auto& p : providers_) raw.push_back(p.get());
   PlanOptions plan_options;
@@ -302,6 +376,7 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   cpu_arena_ = options.cpu_allocator ? options.cpu_allocator.get()
                                      : options.enable_cpu_mem_arena ? GetCpuAllocator() : nullptr;
   ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(g, raw, plan_options, &plan_));
+  ONYX_RETURN_IF_ERROR(CheckCanceled(options, "after planning"));
   // Weights the kernels packed into copies of their own: the originals go.
   for (const std::string& name : plan_->ReleasedConstants()) {
     auto& t = model_.graph->initializers[name];
@@ -315,7 +390,15 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   }
 
   int threads = options.intra_op_threads > 0 ? options.intra_op_threads : DefaultThreadCount();
-  thread_pool_ = std::make_unique<ThreadPool>(threads);
+  if (options.shared_thread_pool) {
+    if (options.intra_op_threads > 0 || options.inter_op_threads > 0)
+      logger_->Log(Severity::kWarning, "session options intra_op_num_threads and inter_op_num_threads are ignored "
+                                       "when using a global thread pool");
+    thread_pool_ = options.shared_thread_pool;
+    threads = thread_pool_->NumThreads();
+  } else {
+    thread_pool_ = std::make_shared<ThreadPool>(threads);
+  }
   // OpenBLAS keeps one process-wide pool; it runs inside our kernels' calls, so
   // give it the same budget rather than letting both claim every core.
   openblas_set_num_threads(threads);
@@ -382,6 +465,7 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
   std::vector<Value> values(plan_->num_slots());
   // One flag per feedable value: fed already?
   std::vector<char> fed(n_feedable, 0);
+  std::vector<std::pair<int, const Value*>> sparse_feeds;
   for (size_t i = 0; i < feed_count; ++i) {
     const size_t index = feed_indices[i];
     ONYX_CHECK_ARG(index < n_feedable, "input index ", index, " is out of range (the model has ", inputs_.size(),
@@ -393,7 +477,34 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
     ONYX_CHECK_ARG(!fed[index], "input '", name, "' is fed more than once");
     fed[index] = 1;
     ONYX_RETURN_IF_ERROR(CheckFeed(model_.graph->inputs[fs.decl], *feeds[i]));
-    values[fs.slot] = *feeds[i];
+    if (feeds[i]->IsSparse()) {
+      Tensor dense;
+      ONYX_RETURN_IF_ERROR(Densify(feeds[i]->sparse(), &dense));
+      values[fs.slot] = Value(std::move(dense));
+      // A graph output that is this input comes back sparse, as fed.
+      sparse_feeds.emplace_back(fs.slot, feeds[i]);
+    } else {
+      values[fs.slot] = *feeds[i];
+    }
+  }
+  // Active LoRA adapters feed their parameters to the inputs (or overridable
+  // initializers) of the same names, for this run only; an explicit feed wins.
+  if (run_options) {
+    for (const auto& adapter : run_options->active_adapters) {
+      for (const auto& kv : *adapter) {
+        auto it = feed_index_.find(kv.first);
+        if (it == feed_index_.end() || feed_slots_[it->second].decl < 0)
+          return MakeError(ErrorCode::kInvalidArgument, "LoRA adapter parameter '", kv.first,
+                           "' names no input or overridable initializer of the model");
+        if (fed[it->second]) continue;
+        Value param(kv.second);
+        const FeedSlot& fs = feed_slots_[it->second];
+        Status st = CheckFeed(model_.graph->inputs[fs.decl], param);
+        if (!st.ok()) return st.WithContext("LoRA adapter parameter '" + kv.first + "': ");
+        fed[it->second] = 1;
+        values[fs.slot] = std::move(param);
+      }
+    }
   }
   std::string missing;
   for (size_t i = 0; i < inputs_.size(); ++i)
@@ -446,6 +557,14 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
     const int s = output_slots_[index];
     Value& v = values[s];
     if (!v.HasValue()) return MakeError(ErrorCode::kEngineError, "output '", name, "' has no value after the run");
+    auto sparse = std::find_if(sparse_feeds.begin(), sparse_feeds.end(),
+                               [s](const std::pair<int, const Value*>& f) { return f.first == s; });
+    if (sparse != sparse_feeds.end()) {
+      if (bound_outputs && (*bound_outputs)[i])
+        return MakeError(ErrorCode::kInvalidArgument, "output '", name, "' is a sparse tensor and cannot be written into a bound dense buffer");
+      result.push_back(*sparse->second);
+      continue;
+    }
     if (bound_outputs && (*bound_outputs)[i]) {
       const std::shared_ptr<Tensor>& bound = (*bound_outputs)[i];
       ONYX_RETURN_IF_ERROR(CopyIntoBound(name, v, bound.get()));
@@ -466,6 +585,10 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
   }
   *outputs = std::move(result);
   return Status::OK();
+}
+
+std::vector<std::pair<const std::string*, const Node*>> Session::NodeAssignments() const {
+  return plan_->NodeAssignments();
 }
 
 Status Session::ArenasToShrink(const RunOptions* run_options, bool* shrink_cpu) const {

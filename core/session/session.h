@@ -1,6 +1,7 @@
 // An inference session: model -> prepared plan (immutable) -> per-run state.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,6 +35,8 @@ class Session {
   const Model& model() const { return model_; }
   const std::vector<std::string>& provider_names() const { return provider_names_; }
   const SessionOptions& options() const { return options_; }
+  // Which provider runs each node, in execution order (see ExecutionPlan).
+  std::vector<std::pair<const std::string*, const Node*>> NodeAssignments() const;
 
   // Writes the profile (Chrome-trace JSON) and stops profiling; FAIL when
   // profiling was not enabled. Thread-safe with Run.
@@ -65,6 +68,12 @@ class Session {
 
  private:
   Session() = default;
+  // Create and CreateFromBytes: `load` parses the model into the new session,
+  // reading external data from `sources`; the model's ort_config applies
+  // when ORT_LOAD_CONFIG_FROM_MODEL=1; then Initialize.
+  static Status CreateWith(const SessionOptions& options,
+                           const std::function<Status(Model*, const ExternalFiles*)>& load,
+                           std::unique_ptr<Session>* out);
   Status Initialize(const SessionOptions& options, Profiler::Clock::time_point load_start);
   Status ApplyUserInitializers(const SessionOptions& options);
   void ApplyFreeDimensionOverrides(const SessionOptions& options);
@@ -90,7 +99,7 @@ class Session {
   std::vector<ValueInfo> overridable_;
   std::vector<std::unique_ptr<ExecutionProvider>> providers_;
   std::vector<std::string> provider_names_;
-  std::unique_ptr<ThreadPool> thread_pool_;
+  std::shared_ptr<ThreadPool> thread_pool_;  // the session's own, or a global one
   // The CPU allocator the plan uses; null when it has no cache (arena off).
   Allocator* cpu_arena_ = nullptr;
   std::unique_ptr<ExecutionPlan> plan_;

@@ -108,6 +108,63 @@ static void test_status(void) {
   g_api->StatusRelease(NULL);
 }
 
+/* API version 6: sparse tensors, arena keys, memory info v2, LoRA adapters. */
+static void test_v6_values(void) {
+  static const float vals[2] = {1.f, 2.f};
+  static const int64_t good_idx[2] = {1, 5}, bad_idx[2] = {5, 1}, far_idx[2] = {1, 99};
+  static const int64_t two = 2, dense[2] = {3, 4};
+  OnyxMemoryInfo* mem = NULL;
+  OnyxValue *v = NULL, *idx = NULL, *sparse = NULL, *part = NULL;
+  OnyxSparseFormat fmt = ONYX_SPARSE_UNDEFINED;
+  OnyxArenaCfg* cfg = NULL;
+  OnyxLoraAdapter* adapter = NULL;
+  size_t n = 0;
+  int vendor = -1, dmt = -1;
+  const char* keys[2] = {"max_mem", "initial_growth_chunk_size_bytes"};
+  const char* bad_keys[1] = {"no_such_key"};
+  const int64_t key_values[2] = {0, 1024};
+  const unsigned char junk[12] = {200, 0, 0, 0, 'T', 'O', 'R', 'T', 0, 0, 0, 0}; /* root beyond the end */
+
+  if (!OK(g_api->MemoryInfoCreateCpu(ONYX_DEVICE_ALLOCATOR, ONYX_MEM_DEFAULT, &mem))) return;
+  OK(g_api->ValueCreateTensorWithData(mem, (void*)vals, sizeof(vals), &two, 1, ONYX_TYPE_FLOAT, &v));
+  OK(g_api->ValueCreateTensorWithData(mem, (void*)good_idx, sizeof(good_idx), &two, 1, ONYX_TYPE_INT64, &idx));
+  if (v != NULL && idx != NULL &&
+      OK(g_api->ValueCreateSparseTensor(ONYX_SPARSE_COO, dense, 2, v, (const OnyxValue* const*)&idx, 1, &sparse))) {
+    if (OK(g_api->ValueGetSparseFormat(sparse, &fmt))) CHECK(fmt == ONYX_SPARSE_COO, "sparse format");
+    if (OK(g_api->ValueGetElementCount(sparse, &n))) CHECK(n == 2, "a COO tensor holds values and indices");
+    if (OK(g_api->ValueGetElement(sparse, 1, &part))) g_api->ValueRelease(part);
+    g_api->ValueRelease(sparse);
+  }
+  g_api->ValueRelease(idx);
+  idx = NULL;
+  OK(g_api->ValueCreateTensorWithData(mem, (void*)bad_idx, sizeof(bad_idx), &two, 1, ONYX_TYPE_INT64, &idx));
+  EXPECT_CODE(g_api->ValueCreateSparseTensor(ONYX_SPARSE_COO, dense, 2, v, (const OnyxValue* const*)&idx, 1, &sparse),
+              ONYX_INVALID_ARGUMENT);
+  g_api->ValueRelease(idx);
+  idx = NULL;
+  OK(g_api->ValueCreateTensorWithData(mem, (void*)far_idx, sizeof(far_idx), &two, 1, ONYX_TYPE_INT64, &idx));
+  EXPECT_CODE(g_api->ValueCreateSparseTensor(ONYX_SPARSE_COO, dense, 2, v, (const OnyxValue* const*)&idx, 1, &sparse),
+              ONYX_INVALID_ARGUMENT);
+  EXPECT_CODE(g_api->ValueGetSparseFormat(v, &fmt), ONYX_INVALID_ARGUMENT);
+  g_api->ValueRelease(idx);
+  g_api->ValueRelease(v);
+  g_api->MemoryInfoRelease(mem);
+
+  if (OK(g_api->ArenaCfgCreateFromKeys(keys, key_values, 2, &cfg))) g_api->ArenaCfgRelease(cfg);
+  EXPECT_CODE(g_api->ArenaCfgCreateFromKeys(bad_keys, key_values, 1, &cfg), ONYX_INVALID_ARGUMENT);
+
+  if (OK(g_api->MemoryInfoCreateV2("Cpu", 0, 0, 0, 5, 64, ONYX_ARENA_ALLOCATOR, &mem))) {
+    if (OK(g_api->MemoryInfoGetDeviceMemType(mem, &dmt))) CHECK(dmt == 5, "host-accessible memory");
+    if (OK(g_api->MemoryInfoGetVendorId(mem, &vendor))) CHECK(vendor == 0, "CPU vendor id");
+    g_api->MemoryInfoRelease(mem);
+  }
+  EXPECT_CODE(g_api->MemoryInfoCreateV2("Cpu", 0, 0, 0, 0, 3, ONYX_ARENA_ALLOCATOR, &mem), ONYX_INVALID_ARGUMENT);
+
+  EXPECT_CODE(g_api->LoraAdapterCreateFromBytes(junk, sizeof(junk), &adapter), ONYX_INVALID_PROTOBUF);
+  EXPECT_CODE(g_api->LoraAdapterCreateFromBytes(junk, 6, &adapter), ONYX_INVALID_PROTOBUF);
+  EXPECT_CODE(g_api->LoraAdapterCreate("/nonexistent/x.onnx_adapter", &adapter), ONYX_NO_SUCHFILE);
+}
+
 static void test_providers(void) {
   size_t n = 0, i;
   const char* name = NULL;
@@ -746,6 +803,7 @@ int main(int argc, char** argv) {
   test_status();
   test_providers();
   test_supported_operators();
+  test_v6_values();
 
   EXPECT_CODE(g_api->EnvCreate(ONYX_LOG_WARNING, "capi_test", NULL), ONYX_INVALID_ARGUMENT);
   if (!OK(g_api->EnvCreate(ONYX_LOG_WARNING, "capi_test", &env))) return 1;

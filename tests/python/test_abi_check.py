@@ -180,9 +180,9 @@ def test_implicit_enum_values_are_read(tree):
 
 
 def test_appended_enumerator_needs_new_version(tree):
-    tree.edit("ONYX_EP_FAIL = 11\n", "ONYX_EP_FAIL = 11,\n  ONYX_MODEL_REQUIRES_COMPILATION = 12\n")
+    tree.edit("ONYX_MODEL_LOAD_CANCELED = 12\n", "ONYX_MODEL_LOAD_CANCELED = 12,\n  ONYX_MODEL_REQUIRES_COMPILATION = 13\n")
     rc, out = tree.check()
-    assert rc == 1 and "ONYX_MODEL_REQUIRES_COMPILATION = 12' is new" in out
+    assert rc == 1 and "ONYX_MODEL_REQUIRES_COMPILATION = 13' is new" in out
     tree.write_baseline(tree.bump())
     rc, out = tree.check()
     assert rc == 0, out

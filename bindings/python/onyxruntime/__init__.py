@@ -8,6 +8,8 @@
 from .capi._ffi import api as _api, to_str as _to_str
 from .capi._env import (
     OrtAllocatorType,
+    OrtDeviceMemoryType,
+    OrtMemoryInfoDeviceType,
     OrtArenaCfg,
     OrtMemoryInfo,
     OrtMemType,
@@ -18,15 +20,28 @@ from .capi._env import (
     has_collective_ops,
     set_default_logger_severity,
     set_default_logger_verbosity,
+    set_global_thread_pool_sizes,
     set_seed,
 )
 from .capi._iobinding import IOBinding, SessionIOBinding
+from .capi._ep_device import (
+    OrtEpDevice,
+    OrtExecutionProviderDevicePolicy,
+    OrtHardwareDevice,
+    OrtHardwareDeviceType,
+    get_ep_devices,
+)
+from .capi._lora import AdapterFormat, LoraAdapter
+from .capi._sparse import OrtSparseFormat, SparseTensor
 from .capi._options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions
 from .capi.onnxruntime_inference_collection import (
     InferenceSession,
     ModelMetadata,
     NodeArg,
     OrtDevice,
+    OrtDeviceVendorId,
+    OrtEpAssignedNode,
+    OrtEpAssignedSubgraph,
     OrtValue,
     get_all_providers,
     get_available_providers,
@@ -39,10 +54,34 @@ from . import datasets  # noqa: F401 - onnxruntime.datasets.get_example
 from .capi import onnxruntime_pybind11_state  # noqa: F401 - importable as onyxruntime.capi.onnxruntime_pybind11_state
 from .capi import _pybind_state  # noqa: F401 - onnxruntime.capi._pybind_state's counterpart
 
+from .capi._ortvalue import copy_tensors  # noqa: E402
+
 __version__ = _to_str(_api.GetVersionString())
 version = __version__
+package_name = "onyxruntime"
+# onnxruntime's CUDA version of the build: this build has no CUDA.
+cuda_version = ""
+
+
+def print_debug_info():
+    """Prints the package, its version and location, and the platform."""
+    import os as _os
+    import platform as _platform
+
+    print(f"{package_name} version: {__version__}")
+    print("platform:", _platform.platform())
+    print("package location:", _os.path.dirname(_os.path.abspath(__file__)))
+    print("providers:", ", ".join(get_available_providers()))
+    print(get_build_info())
 
 __all__ = [
+    "AdapterFormat",
+    "LoraAdapter",
+    "OrtDeviceMemoryType",
+    "OrtDeviceVendorId",
+    "OrtMemoryInfoDeviceType",
+    "OrtSparseFormat",
+    "SparseTensor",
     "ExecutionMode",
     "ExecutionOrder",
     "IOBinding",

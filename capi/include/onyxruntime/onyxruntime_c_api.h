@@ -37,7 +37,7 @@ extern "C" {
 #define ONYX_EXPORT
 #endif /* ONYX_CFFI_CDEF */
 
-#define ONYX_API_VERSION 5
+#define ONYX_API_VERSION 6
 
 /* Error codes. Values are fixed forever; new codes are appended. */
 typedef enum OnyxErrorCode {
@@ -52,7 +52,9 @@ typedef enum OnyxErrorCode {
   ONYX_MODEL_LOADED = 8,
   ONYX_NOT_IMPLEMENTED = 9,
   ONYX_INVALID_GRAPH = 10,
-  ONYX_EP_FAIL = 11
+  ONYX_EP_FAIL = 11,
+  /* Version 6: SessionOptionsSetLoadCancellation stopped a session creation. */
+  ONYX_MODEL_LOAD_CANCELED = 12
 } OnyxErrorCode;
 
 /* Tensor element types; values equal onnx.TensorProto.DataType. */
@@ -96,6 +98,14 @@ typedef enum OnyxValueKind {
   ONYX_VALUE_OPTIONAL = 4,
   ONYX_VALUE_SPARSE_TENSOR = 5
 } OnyxValueKind;
+
+/* Layouts of a sparse tensor (values as onnxruntime's OrtSparseFormat). */
+typedef enum OnyxSparseFormat {
+  ONYX_SPARSE_UNDEFINED = 0,
+  ONYX_SPARSE_COO = 1,
+  ONYX_SPARSE_CSR = 2,
+  ONYX_SPARSE_BLOCK_SPARSE = 4
+} OnyxSparseFormat;
 
 typedef enum OnyxGraphOptimizationLevel {
   ONYX_DISABLE_ALL = 0,
@@ -148,6 +158,7 @@ typedef struct OnyxTensorTypeAndShapeInfo OnyxTensorTypeAndShapeInfo;
 typedef struct OnyxModelMetadata OnyxModelMetadata;
 typedef struct OnyxIoBinding OnyxIoBinding;
 typedef struct OnyxArenaCfg OnyxArenaCfg;
+typedef struct OnyxLoraAdapter OnyxLoraAdapter;
 
 /* Called by the library when it no longer needs a buffer it took over. */
 typedef void (*OnyxDeleter)(void* context, void* data);
@@ -611,6 +622,117 @@ typedef struct OnyxApi {
    * the session's CPU arena is off. */
   OnyxStatus* (*SessionGetInputMemoryInfo)(const OnyxSession* session, size_t index, const OnyxMemoryInfo** out);
   OnyxStatus* (*SessionGetOutputMemoryInfo)(const OnyxSession* session, size_t index, const OnyxMemoryInfo** out);
+
+  /* ---- API version 6 ---------------------------------------------------- */
+
+  /* A sparse tensor of dense shape `dense_shape` (`rank` dims) from its
+   * non-zero `values` (a CPU tensor) and its index tensors (CPU, shared, not
+   * copied):
+   *   ONYX_SPARSE_COO: 1 int64 tensor, [nnz] linear offsets or [nnz, rank]
+   *     coordinates, strictly increasing in row-major order; values [nnz].
+   *   ONYX_SPARSE_CSR: 2-D dense shape; inner int64 [nnz] (columns, increasing
+   *     within a row) then outer int64 [rows + 1] (row starts, 0 .. nnz).
+   *   ONYX_SPARSE_BLOCK_SPARSE: 2-D dense shape; values [blocks, bh, bw];
+   *     1 int32 tensor [2, blocks] of block rows then block columns.
+   * INVALID_ARGUMENT naming the rule broken (an index out of range or out of
+   * order, a shape that does not fit). The value has kind
+   * ONYX_VALUE_SPARSE_TENSOR: ValueGetTensorTypeAndShape gives its element
+   * type and dense shape, ValueGetElementCount the number of its tensors and
+   * ValueGetElement 0 its values, 1.. its index tensors in the order above.
+   * SessionRun takes it for inputs declared sparse_tensor(...), densified for
+   * the kernels. */
+  OnyxStatus* (*ValueCreateSparseTensor)(OnyxSparseFormat format, const int64_t* dense_shape, size_t rank,
+                                         const OnyxValue* values, const OnyxValue* const* indices,
+                                         size_t index_count, OnyxValue** out);
+  /* The format of a sparse tensor; INVALID_ARGUMENT for other values. */
+  OnyxStatus* (*ValueGetSparseFormat)(const OnyxValue* value, OnyxSparseFormat* out);
+  /* Gives the contents of an external data file in memory: tensors of models
+   * loaded with these options whose external data `location` equals `name`
+   * are read from `data` (`length` bytes) instead of the file system. The
+   * buffer is borrowed: it must outlive every session created with the
+   * options. Giving a name again replaces it. */
+  OnyxStatus* (*SessionOptionsAddExternalFileInMemory)(OnyxSessionOptions* options, const char* name,
+                                                       const void* data, size_t length);
+  /* Arena settings by onnxruntime's key names: "max_mem" (bytes the arena may
+   * hold, 0 = no limit; enforced), "arena_extend_strategy" (0 next power of
+   * two, 1 same as requested), "initial_chunk_size_bytes",
+   * "max_dead_bytes_per_chunk", "initial_growth_chunk_size_bytes",
+   * "max_power_of_two_extend_bytes" (checked and recorded: the CPU arena's
+   * size classes replace onnxruntime's chunk growth). -1 = default.
+   * INVALID_ARGUMENT naming an unknown key or a value out of range. */
+  OnyxStatus* (*ArenaCfgCreateFromKeys)(const char* const* keys, const int64_t* values, size_t count,
+                                        OnyxArenaCfg** out);
+  /* Memory info as onnxruntime's CreateMemoryInfo_V2: `device_type` 0 CPU,
+   * 1 GPU, 2 FPGA, 3 NPU; `vendor_id` (PCI id); `device_mem_type` 0 default
+   * or 5 host accessible (a host-accessible CPU info has mem type
+   * ONYX_MEM_CPU_OUTPUT); `alignment` in bytes (0 = the allocator's, else a
+   * power of two). `name` is recorded as given. */
+  OnyxStatus* (*MemoryInfoCreateV2)(const char* name, int device_type, int vendor_id, int device_id,
+                                    int device_mem_type, size_t alignment, OnyxAllocatorType allocator_type,
+                                    OnyxMemoryInfo** out);
+  OnyxStatus* (*MemoryInfoGetDeviceMemType)(const OnyxMemoryInfo* info, int* out);
+  OnyxStatus* (*MemoryInfoGetVendorId)(const OnyxMemoryInfo* info, int* out);
+
+  /* ---- LoRA adapters (onnxruntime's adapter file format) ----------------- */
+
+  /* Reads an adapter file (onnxruntime's .onnx_adapter flatbuffer): its
+   * parameters become CPU tensors. INVALID_ARGUMENT (INVALID_PROTOBUF for a
+   * file that is truncated or not an adapter) naming what is wrong. */
+  OnyxStatus* (*LoraAdapterCreate)(const char* path, OnyxLoraAdapter** out);
+  /* Same from bytes in memory; `data` is copied. */
+  OnyxStatus* (*LoraAdapterCreateFromBytes)(const void* data, size_t length, OnyxLoraAdapter** out);
+  /* An adapter from `count` named tensors (shared, not copied) and versions. */
+  OnyxStatus* (*LoraAdapterCreateFromValues)(const char* const* names, const OnyxValue* const* values,
+                                             size_t count, int adapter_version, int model_version,
+                                             OnyxLoraAdapter** out);
+  void (*LoraAdapterRelease)(OnyxLoraAdapter* adapter);
+  /* format_version (1), adapter_version and model_version. */
+  OnyxStatus* (*LoraAdapterGetVersions)(const OnyxLoraAdapter* adapter, int* format_version,
+                                        int* adapter_version, int* model_version);
+  OnyxStatus* (*LoraAdapterGetParameterCount)(const OnyxLoraAdapter* adapter, size_t* out);
+  /* Parameter `index`: *name borrowed (lives as long as the adapter), *value a
+   * new handle sharing the tensor, owned by the caller. */
+  OnyxStatus* (*LoraAdapterGetParameter)(const OnyxLoraAdapter* adapter, size_t index, const char** name,
+                                         OnyxValue** value);
+  /* Writes the adapter to `path` in the adapter file format. */
+  OnyxStatus* (*LoraAdapterSave)(const OnyxLoraAdapter* adapter, const char* path);
+  /* Activates `adapter` for runs using these options: its parameters are fed
+   * to the inputs (or overridable initializers) of the same names for those
+   * runs only, unless the run feeds them itself. A parameter the model has no
+   * input for, or of another type or shape, fails the run with
+   * INVALID_ARGUMENT naming it. The options share the adapter's tensors, so
+   * the adapter may be released; other runs are unaffected. */
+  OnyxStatus* (*RunOptionsAddActiveLoraAdapter)(OnyxRunOptions* options, const OnyxLoraAdapter* adapter);
+
+  /* ---- Node placement ----------------------------------------------------- */
+
+  /* The nodes the session runs (after optimization), in execution order,
+   * with the provider each was assigned to. Needs the session config entry
+   * "session.record_ep_graph_assignment_info" = "1" (ONYX_FAIL otherwise,
+   * with onnxruntime's text). Strings are borrowed and live as long as the
+   * session; domain "" is ai.onnx. */
+  OnyxStatus* (*SessionGetAssignedNodeCount)(const OnyxSession* session, size_t* out);
+  OnyxStatus* (*SessionGetAssignedNode)(const OnyxSession* session, size_t index, const char** provider,
+                                        const char** node_name, const char** op_type, const char** domain);
+
+  /* ---- Global thread pools ------------------------------------------------ */
+
+  /* Creates the environment's global thread pool: `intra_op_threads` threads
+   * (0 = one per core), shared by every session created from `env` whose
+   * options turned per-session threads off; `inter_op_threads` is checked and
+   * recorded (those sessions' parallel mode runs on the same pool). Once per
+   * environment: ONYX_FAIL when it exists already. */
+  OnyxStatus* (*EnvCreateGlobalThreadPools)(OnyxEnv* env, int intra_op_threads, int inter_op_threads);
+  /* 0: sessions created with these options run on their environment's global
+   * thread pool, and their own thread counts are ignored; SessionCreate fails
+   * with ONYX_FAIL when the environment has none. Default 1 (own pools). */
+  OnyxStatus* (*SessionOptionsSetUsePerSessionThreads)(OnyxSessionOptions* options, int enable);
+  /* Non-zero: session creations using these options (or copies made with
+   * SessionOptionsClone, which share the flag), including one in progress on
+   * another thread, stop at their next stage and fail with
+   * ONYX_MODEL_LOAD_CANCELED; later creations too, until it is set back to 0.
+   * Safe to call from any thread. */
+  OnyxStatus* (*SessionOptionsSetLoadCancellation)(OnyxSessionOptions* options, int cancel);
 } OnyxApi;
 
 typedef struct OnyxApiBase {

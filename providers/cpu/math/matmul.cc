@@ -234,6 +234,10 @@ class FusedMatMulKernel final : public MatMulKernel {
 
 ONYX_REGISTER_KERNEL(FusedMatMulKernel, "com.microsoft", "FusedMatMul", 1, kMaxVersion,
                      {ElemType::kFloat, ElemType::kDouble, ElemType::kFloat16, ElemType::kBFloat16});
+// com.microsoft SparseToDenseMatMul: the same product with a sparse A, which
+// the session densifies before kernels see it.
+ONYX_REGISTER_KERNEL(FusedMatMulKernel, "com.microsoft", "SparseToDenseMatMul", 1, kMaxVersion,
+                     {ElemType::kFloat, ElemType::kDouble});
 ONYX_REGISTER_KERNEL(MatMulKernel, "", "MatMul", 1, kMaxVersion,
                      {ElemType::kFloat, ElemType::kDouble, ElemType::kInt32, ElemType::kInt64, ElemType::kUint32,
                       ElemType::kUint64, ElemType::kFloat16, ElemType::kBFloat16});

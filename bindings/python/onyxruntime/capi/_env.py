@@ -46,6 +46,15 @@ def disable_telemetry_events():
     check(api.SetTelemetryEnabled(0))
 
 
+def set_global_thread_pool_sizes(intra_op_num_threads, inter_op_num_threads):
+    """Creates the process's global thread pool (0 = one thread per core),
+    shared by sessions whose SessionOptions set use_per_session_threads to
+    False. Once per process: Fail when it exists already."""
+    intra = _int_arg("set_global_thread_pool_sizes", intra_op_num_threads)
+    inter = _int_arg("set_global_thread_pool_sizes", inter_op_num_threads)
+    check(api.EnvCreateGlobalThreadPools(default_env(), intra, inter))
+
+
 def has_collective_ops():
     """False: this build has no collective (multi-device) operators."""
     return False
@@ -64,6 +73,33 @@ class OrtMemType(enum.IntEnum):
     DEFAULT = 0
 
 
+class OrtMemoryInfoDeviceType(enum.IntEnum):
+    """Device kinds of OrtMemoryInfo.create_v2."""
+
+    CPU = 0
+    GPU = 1
+    FPGA = 2
+    NPU = 3
+
+
+class OrtDeviceMemoryType(enum.IntEnum):
+    """Kinds of device memory: the device's own, or memory the host can read."""
+
+    DEFAULT = 0
+    HOST_ACCESSIBLE = 5
+
+
+class ArenaExtendStrategy(enum.IntEnum):
+    """How an arena grows (onnxruntime's; the CPU arena here rounds to size classes either way)."""
+
+    kNextPowerOfTwo = 0
+    kSameAsRequested = 1
+
+
+kNextPowerOfTwo = ArenaExtendStrategy.kNextPowerOfTwo
+kSameAsRequested = ArenaExtendStrategy.kSameAsRequested
+
+
 class OrtMemoryInfo:
     """Describes memory: name ('Cpu'), allocator type, device id, memory type."""
 
@@ -78,6 +114,27 @@ class OrtMemoryInfo:
             api.MemoryInfoRelease,
         )
         self._owner = None
+
+    @classmethod
+    def create_v2(cls, name, device_type, vendor_id, device_id, device_mem_type, alignment, allocator_type):
+        """onnxruntime's CreateMemoryInfo_V2: `device_type` an
+        OrtMemoryInfoDeviceType, `vendor_id` the PCI vendor id,
+        `device_mem_type` an OrtDeviceMemoryType, `alignment` in bytes (0 =
+        the allocator's). Host-accessible CPU memory has mem_type CPU_OUTPUT."""
+        if not isinstance(name, str):
+            raise TypeError("name must be a str, got %r" % (name,))
+        args = [_int_arg("create_v2", int(v) if isinstance(v, enum.Enum) else v)
+                for v in (device_type, vendor_id, device_id, device_mem_type, alignment, allocator_type)]
+        if args[4] < 0:
+            raise TypeError("create_v2(): alignment must be >= 0, got %d" % args[4])
+        info = cls.__new__(cls)
+        info._handle = new_handle(
+            "OnyxMemoryInfo",
+            lambda out: api.MemoryInfoCreateV2(name.encode("utf-8"), args[0], args[1], args[2], args[3], args[4],
+                                               args[5], out),
+            api.MemoryInfoRelease)
+        info._owner = None
+        return info
 
     @classmethod
     def _borrowed(cls, handle, owner):
@@ -108,41 +165,58 @@ class OrtMemoryInfo:
     def allocator_type(self):
         return OrtAllocatorType(int(self._get(api.MemoryInfoGetAllocatorType, "OnyxAllocatorType*")))
 
+    @property
+    def device_mem_type(self):
+        """An OrtDeviceMemoryType: DEFAULT, or HOST_ACCESSIBLE when made so by create_v2."""
+        return OrtDeviceMemoryType(int(self._get(api.MemoryInfoGetDeviceMemType, "int*")))
+
+    @property
+    def device_vendor_id(self):
+        """PCI vendor id of the device (0 for the CPU, 0x10DE for Cuda memory)."""
+        return int(self._get(api.MemoryInfoGetVendorId, "int*"))
+
 
 class OrtArenaCfg:
     """Arena settings: OrtArenaCfg(max_mem, arena_extend_strategy,
-    initial_chunk_size_bytes, max_dead_bytes_per_chunk) or OrtArenaCfg(dict).
-    max_mem (bytes, 0 = no limit) caps what the arena holds; the others are
-    checked and kept (the arena's size classes make them moot)."""
+    initial_chunk_size_bytes, max_dead_bytes_per_chunk) or OrtArenaCfg(dict)
+    with onnxruntime's keys (those four, initial_growth_chunk_size_bytes and
+    max_power_of_two_extend_bytes). max_mem (bytes, 0 = no limit) caps what
+    the arena holds; the others are checked and kept, since the CPU arena's
+    size classes replace onnxruntime's chunk growth."""
 
-    __slots__ = ("max_mem", "arena_extend_strategy", "initial_chunk_size_bytes", "max_dead_bytes_per_chunk")
+    __slots__ = ("max_mem", "arena_extend_strategy", "initial_chunk_size_bytes", "max_dead_bytes_per_chunk",
+                 "initial_growth_chunk_size_bytes", "max_power_of_two_extend_bytes")
 
     def __init__(self, *args):
         names = OrtArenaCfg.__slots__
         values = {"max_mem": 0, "arena_extend_strategy": -1, "initial_chunk_size_bytes": -1,
-                  "max_dead_bytes_per_chunk": -1}
+                  "max_dead_bytes_per_chunk": -1, "initial_growth_chunk_size_bytes": -1,
+                  "max_power_of_two_extend_bytes": -1}
         if len(args) == 1 and isinstance(args[0], dict):
             for key, value in args[0].items():
                 if key not in values:
-                    raise ValueError("OrtArenaCfg: unknown key '%s' (known: %s)" % (key, ", ".join(names)))
+                    # onnxruntime's class and text.
+                    raise RuntimeError("Invalid OrtArenaCfg option: %s" % key)
                 values[key] = value
         elif len(args) == 4:
-            values = dict(zip(names, args))
+            values.update(zip(names, args))
         else:
             raise TypeError("OrtArenaCfg(max_mem, arena_extend_strategy, initial_chunk_size_bytes, "
                             "max_dead_bytes_per_chunk) or OrtArenaCfg(dict)")
         for key in names:
             setattr(self, key, _int_arg("OrtArenaCfg", values[key]))
+        self._c_handle()  # the library checks every value now, not at registration
 
     def _c_handle(self):
-        if self.max_mem < 0:
-            raise ValueError("OrtArenaCfg.max_mem must be >= 0, got %d" % self.max_mem)
-        return new_handle(
-            "OnyxArenaCfg",
-            lambda out: api.ArenaCfgCreate(self.max_mem, self.arena_extend_strategy, self.initial_chunk_size_bytes,
-                                           self.max_dead_bytes_per_chunk, out),
-            api.ArenaCfgRelease,
-        )
+        names = OrtArenaCfg.__slots__
+        keep = [ffi.new("char[]", k.encode()) for k in names]
+        keys = ffi.new("const char*[]", keep)
+        vals = ffi.new("int64_t[]", [getattr(self, k) for k in names])
+        status = ffi.new("OnyxArenaCfg**")
+        err = api.ArenaCfgCreateFromKeys(keys, vals, len(names), status)
+        if err != ffi.NULL:
+            raise status_to_exception(err, RuntimeError)
+        return ffi.gc(status[0], api.ArenaCfgRelease)
 
 
 def create_and_register_allocator(mem_info, arena_cfg):

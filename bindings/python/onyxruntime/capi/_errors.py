@@ -50,6 +50,25 @@ class EPFail(Exception):
     """ONYX_EP_FAIL (11)."""
 
 
+# onnxruntime's other exception classes, so that `except` clauses naming
+# them resolve; nothing in this build raises the last three (no
+# precompiled-model, lookup or device-reset paths).
+class ModelLoadCanceled(Exception):
+    """ONYX_MODEL_LOAD_CANCELED (12): SessionOptions.set_load_cancellation_flag stopped a session creation."""
+
+
+class ModelRequiresCompilation(Exception):
+    """onnxruntime's MODEL_REQUIRES_COMPILATION (13); never raised by onyxruntime."""
+
+
+class NotFound(Exception):
+    """onnxruntime's NOT_FOUND (14); never raised by onyxruntime."""
+
+
+class DeviceReset(Exception):
+    """onnxruntime's device-reset error (a GPU was reset); never raised by onyxruntime."""
+
+
 _BY_CODE = {
     1: (Fail, "FAIL"),
     2: (InvalidArgument, "INVALID_ARGUMENT"),
@@ -62,6 +81,7 @@ _BY_CODE = {
     9: (NotImplemented, "NOT_IMPLEMENTED"),
     10: (InvalidGraph, "INVALID_GRAPH"),
     11: (EPFail, "EP_FAIL"),
+    12: (ModelLoadCanceled, "MODEL_LOAD_CANCELED"),
 }
 
 _combined = {}
@@ -93,5 +113,5 @@ def not_implemented(message):
 
 # Named as onnxruntime names them: onnxruntime.capi.onnxruntime_pybind11_state.X.
 _PUBLIC_MODULE = __name__.rsplit(".", 1)[0] + ".onnxruntime_pybind11_state"
-for _cls, _ in _BY_CODE.values():
+for _cls in [c for c, _ in _BY_CODE.values()] + [ModelRequiresCompilation, NotFound, DeviceReset]:
     _cls.__module__ = _PUBLIC_MODULE

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _values
 from ._ffi import api, check, ffi, new_handle, status_to_exception, to_str
-from ._ortvalue import OrtValue, _check_device, _element_type_code, _shape_list
+from ._ortvalue import OrtValue, OrtValueVector, _check_device, _element_type_code, _shape_list
 
 
 def _device_memory_info(device_type, device_id):
@@ -69,31 +69,28 @@ def _execution_error(status):
     return err
 
 
-class SessionIOBinding:
-    """The C-level binding of one session (onnxruntime's C.SessionIOBinding)."""
+def _c_device_args(device):
+    """(device_type name, device id) of a C-level OrtDevice (or a public one)."""
+    from ._device import OrtDevice, _COrtDevice
+    if isinstance(device, OrtDevice):
+        device = device._get_c_device()
+    if not isinstance(device, _COrtDevice):
+        raise TypeError("expected an OrtDevice, got %s" % type(device).__name__)
+    names = {0: "cpu", 1: "gpu", 2: "fpga", 3: "npu"}
+    return names.get(device.device_type(), "device type %d" % device.device_type()), device.device_id()
 
-    __slots__ = ("_handle", "_c_session")
+
+class SessionIOBinding:
+    """The C-level binding of one session (onnxruntime's C.SessionIOBinding),
+    with its C-level methods (devices as OrtDevice, get_outputs as an
+    OrtValueVector). Everything bound stays referenced here."""
 
     def __init__(self, session):
+        self._session = session
         # The C session it was made for (set_providers replaces a session's).
         self._c_session = session._sess
         self._handle = new_handle("OnyxIoBinding", lambda out: api.SessionCreateIoBinding(session._sess, out),
                                   api.IoBindingRelease)
-
-
-class IOBinding:
-    """Binds inputs and outputs of a session to memory, for run_with_iobinding.
-
-    Outputs bound to a buffer are written there in place (no copy); outputs
-    bound to a device only are allocated by the library at each run, for
-    shapes known only then, and read back with get_outputs() or
-    copy_outputs_to_cpu().
-    """
-
-    def __init__(self, session):
-        self._session = session
-        self._iobinding = SessionIOBinding(session)
-        self._handle = self._iobinding._handle
         # Whatever backs a bound value, by name: freed only when unbound.
         self._input_refs = {}
         self._output_refs = {}
@@ -104,20 +101,12 @@ class IOBinding:
         _check_runtime(api.IoBindingBindInput(self._handle, name.encode("utf-8"), value))
         self._input_refs[name] = (value, refs)
 
-    def bind_cpu_input(self, name, arr_on_cpu):
-        """Binds input `name` to a numpy array (wrapped without a copy when it is
-        C-contiguous, copied first otherwise; kept alive while bound)."""
-        keep = []
-        value = _values.input_value(name, arr_on_cpu, self._session._feed_types.get(name, 0), keep,
-                                    self._session._feed_decl.get(name))
-        self._bind_input_value(name, value, keep)
-
-    def bind_input(self, name, device_type, device_id, element_type, shape, buffer_ptr):
-        """Binds input `name` to `shape` elements of `element_type` (a numpy type
-        or an onnx.TensorProto int) at address `buffer_ptr` on the device, which
-        the caller keeps valid while it is bound."""
-        value = _value_over_pointer(device_type, device_id, element_type, shape, buffer_ptr)
-        self._bind_input_value(name, value, None)
+    def bind_input(self, name, device, element_type, shape, buffer_ptr):
+        """Binds input `name` to `shape` elements of `element_type` at
+        `buffer_ptr` on `device` (an OrtDevice; CPU only)."""
+        device_type, device_id = _c_device_args(device)
+        self._bind_input_value(name, _value_over_pointer(device_type, device_id, element_type, shape, buffer_ptr),
+                               None)
 
     def bind_ortvalue_input(self, name, ortvalue):
         """Binds input `name` to an OrtValue (shared, not copied)."""
@@ -131,27 +120,32 @@ class IOBinding:
 
     # ---- outputs ----------------------------------------------------------
 
-    def bind_output(self, name, device_type="cpu", device_id=0, element_type=None, shape=None, buffer_ptr=None):
-        """Binds output `name`: to memory at `buffer_ptr` holding `shape`
-        elements of `element_type` (written in place by each run), or, without
-        `buffer_ptr`, to the device, where each run allocates it."""
+    def _bind_output_to_device(self, name, device_type, device_id):
+        info = _device_memory_info(device_type, device_id)
+        _check_runtime(api.IoBindingBindOutputToDevice(self._handle, name.encode("utf-8"), info))
+        self._output_refs[name] = None
+
+    def _bind_output_value(self, name, value, ref):
+        _check_runtime(api.IoBindingBindOutput(self._handle, name.encode("utf-8"), value))
+        self._output_refs[name] = ref
+
+    def bind_output(self, name, device, element_type=None, shape=None, buffer_ptr=None):
+        """Binds output `name` to `device` (allocated at each run) or, with
+        `buffer_ptr`, to `shape` elements of `element_type` there."""
+        device_type, device_id = _c_device_args(device)
         if buffer_ptr is None:
-            info = _device_memory_info(device_type, device_id)
-            _check_runtime(api.IoBindingBindOutputToDevice(self._handle, name.encode("utf-8"), info))
-            self._output_refs[name] = None
+            self._bind_output_to_device(name, device_type, device_id)
             return
         if element_type is None or shape is None:
             raise ValueError("`element_type` and `shape` are to be provided if pre-allocated memory is provided")
         value = _value_over_pointer(device_type, device_id, element_type, shape, buffer_ptr)
-        _check_runtime(api.IoBindingBindOutput(self._handle, name.encode("utf-8"), value))
-        self._output_refs[name] = value
+        self._bind_output_value(name, value, value)
 
     def bind_ortvalue_output(self, name, ortvalue):
         """Binds output `name` to an OrtValue's memory (written in place)."""
         if not isinstance(ortvalue, OrtValue):
             raise TypeError("bind_ortvalue_output: expected an OrtValue, got %s" % type(ortvalue).__name__)
-        _check_runtime(api.IoBindingBindOutput(self._handle, name.encode("utf-8"), ortvalue._value))
-        self._output_refs[name] = ortvalue
+        self._bind_output_value(name, ortvalue._value, ortvalue)
 
     def synchronize_outputs(self):
         """Waits for outputs still being written on their devices (none on CPU)."""
@@ -167,23 +161,25 @@ class IOBinding:
             values.append(ffi.gc(out[0], api.ValueRelease))
         return values
 
-    def get_outputs(self):
-        """The outputs of the last run_with_iobinding as OrtValues. A
-        pre-allocated output's OrtValue views the bound memory; before the
-        first run, an output the run will allocate is an OrtValue without a
-        value (has_value() is False)."""
-        result = []
-        for i, value in enumerate(self._output_values()):
-            name = self._output_name(i)
-            ref = self._output_refs.get(name)
-            # Keep the bound buffer's owner alive as long as its OrtValue.
-            result.append(OrtValue(value, ref if isinstance(ref, OrtValue) else None))
-        return result
-
     def _output_name(self, index):
         out = ffi.new("const char**")
         check(api.IoBindingGetBoundOutputName(self._handle, index, out))
         return to_str(out[0])
+
+    def _output_ortvalues(self):
+        result = []
+        for i, value in enumerate(self._output_values()):
+            ref = self._output_refs.get(self._output_name(i))
+            # Keep the bound buffer's owner alive as long as its OrtValue.
+            result.append(OrtValue(value, ref if isinstance(ref, OrtValue) else None))
+        return result
+
+    def get_outputs(self):
+        """The outputs of the last run as an OrtValueVector."""
+        vec = OrtValueVector()
+        for v in self._output_ortvalues():
+            vec.push_back(v)
+        return vec
 
     def copy_outputs_to_cpu(self):
         """Copies of the last run's outputs as numpy arrays (lists and dicts for
@@ -197,13 +193,6 @@ class IOBinding:
             result.append(_values.deep_copy(_values.output_object(name, value)))
         return result
 
-    def get_outputs_as_ortvaluevector(self):
-        """The outputs as a list of OrtValue (onnxruntime returns its vector type)."""
-        return self.get_outputs()
-
-    def _iobinding_session_handle(self):
-        return self._iobinding._c_session
-
     # ---- clearing ---------------------------------------------------------
 
     def clear_binding_inputs(self):
@@ -213,6 +202,95 @@ class IOBinding:
     def clear_binding_outputs(self):
         api.IoBindingClearBoundOutputs(self._handle)
         self._output_refs.clear()
+
+
+class IOBinding:
+    """Binds inputs and outputs of a session to memory, for run_with_iobinding.
+
+    Outputs bound to a buffer are written there in place (no copy); outputs
+    bound to a device only are allocated by the library at each run, for
+    shapes known only then, and read back with get_outputs() or
+    copy_outputs_to_cpu().
+    """
+
+    def __init__(self, session):
+        self._session = session
+        self._iobinding = SessionIOBinding(session)
+        self._handle = self._iobinding._handle
+
+    # ---- inputs -----------------------------------------------------------
+
+    def bind_cpu_input(self, name, arr_on_cpu):
+        """Binds input `name` to a numpy array (wrapped without a copy when it is
+        C-contiguous, copied first otherwise; kept alive while bound)."""
+        keep = []
+        value = _values.input_value(name, arr_on_cpu, self._session._feed_types.get(name, 0), keep,
+                                    self._session._feed_decl.get(name))
+        self._iobinding._bind_input_value(name, value, keep)
+
+    def bind_input(self, name, device_type, device_id, element_type, shape, buffer_ptr):
+        """Binds input `name` to `shape` elements of `element_type` (a numpy type
+        or an onnx.TensorProto int) at address `buffer_ptr` on the device, which
+        the caller keeps valid while it is bound."""
+        value = _value_over_pointer(device_type, device_id, element_type, shape, buffer_ptr)
+        self._iobinding._bind_input_value(name, value, None)
+
+    def bind_ortvalue_input(self, name, ortvalue):
+        """Binds input `name` to an OrtValue (shared, not copied)."""
+        self._iobinding.bind_ortvalue_input(name, ortvalue)
+
+    def synchronize_inputs(self):
+        """Waits for copies of bound inputs to their devices (none on CPU)."""
+        self._iobinding.synchronize_inputs()
+
+    # ---- outputs ----------------------------------------------------------
+
+    def bind_output(self, name, device_type="cpu", device_id=0, element_type=None, shape=None, buffer_ptr=None):
+        """Binds output `name`: to memory at `buffer_ptr` holding `shape`
+        elements of `element_type` (written in place by each run), or, without
+        `buffer_ptr`, to the device, where each run allocates it."""
+        if buffer_ptr is None:
+            self._iobinding._bind_output_to_device(name, device_type, device_id)
+            return
+        if element_type is None or shape is None:
+            raise ValueError("`element_type` and `shape` are to be provided if pre-allocated memory is provided")
+        value = _value_over_pointer(device_type, device_id, element_type, shape, buffer_ptr)
+        self._iobinding._bind_output_value(name, value, value)
+
+    def bind_ortvalue_output(self, name, ortvalue):
+        """Binds output `name` to an OrtValue's memory (written in place)."""
+        self._iobinding.bind_ortvalue_output(name, ortvalue)
+
+    def synchronize_outputs(self):
+        """Waits for outputs still being written on their devices (none on CPU)."""
+        self._iobinding.synchronize_outputs()
+
+    def get_outputs(self):
+        """The outputs of the last run_with_iobinding as OrtValues. A
+        pre-allocated output's OrtValue views the bound memory; before the
+        first run, an output the run will allocate is an OrtValue without a
+        value (has_value() is False)."""
+        return self._iobinding._output_ortvalues()
+
+    def copy_outputs_to_cpu(self):
+        """Copies of the last run's outputs as numpy arrays (lists and dicts for
+        sequences and maps), independent of the bound memory."""
+        return self._iobinding.copy_outputs_to_cpu()
+
+    def get_outputs_as_ortvaluevector(self):
+        """The outputs as an OrtValueVector (onnxruntime's C-level vector)."""
+        return self._iobinding.get_outputs()
+
+    def _iobinding_session_handle(self):
+        return self._iobinding._c_session
+
+    # ---- clearing ---------------------------------------------------------
+
+    def clear_binding_inputs(self):
+        self._iobinding.clear_binding_inputs()
+
+    def clear_binding_outputs(self):
+        self._iobinding.clear_binding_outputs()
 
     def _run(self, run_options):
         ro = run_options._handle if run_options is not None else ffi.NULL

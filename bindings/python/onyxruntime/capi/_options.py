@@ -134,6 +134,8 @@ class SessionOptions(_LogLevels):
         "_handle",
         "_config",
         "_initializers",
+        "_external_files",
+        "_providers",
         "_intra_op_num_threads",
         "_inter_op_num_threads",
         "_graph_optimization_level",
@@ -147,6 +149,7 @@ class SessionOptions(_LogLevels):
         "_enable_mem_reuse",
         "_enable_cpu_mem_arena",
         "_use_deterministic_compute",
+        "_use_per_session_threads",
         "enable_profiling",
         "profile_file_prefix",
     )
@@ -158,6 +161,8 @@ class SessionOptions(_LogLevels):
         self._handle = new_handle("OnyxSessionOptions", api.SessionOptionsCreate, api.SessionOptionsRelease)
         self._config = {}
         self._initializers = {}  # name -> OrtValue, kept alive for the sessions using it
+        self._external_files = {}  # file name -> buffer lent to the library, kept alive likewise
+        self._providers = []  # names given to add_provider, in order
         self._intra_op_num_threads = 0
         self._inter_op_num_threads = 0
         self._graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -171,6 +176,7 @@ class SessionOptions(_LogLevels):
         self._enable_mem_reuse = True
         self._enable_cpu_mem_arena = True
         self._use_deterministic_compute = False
+        self._use_per_session_threads = True
         # Profiling settings reach the C options when a session is created.
         self.enable_profiling = False
         self.profile_file_prefix = "onnxruntime_profile_"
@@ -202,6 +208,11 @@ class SessionOptions(_LogLevels):
     use_deterministic_compute = _c_backed_option(
         "use_deterministic_compute", _to_bool, "SessionOptionsSetDeterministicCompute",
         "Deterministic kernels only; every CPU kernel of this build already is, for a given thread count.")
+
+    use_per_session_threads = _c_backed_option(
+        "use_per_session_threads", _to_bool, "SessionOptionsSetUsePerSessionThreads",
+        "True (default): the session has its own thread pool. False: it runs on the global pool made by "
+        "set_global_thread_pool_sizes (session creation fails without one), ignoring its thread counts.")
 
     @property
     def optimized_model_filepath(self):
@@ -248,6 +259,89 @@ class SessionOptions(_LogLevels):
         check(api.SessionOptionsAddInitializer(self._handle, _to_str(name, "name"), ortvalue._value))
         self._initializers[name] = ortvalue
 
+    def add_provider(self, provider_name, provider_options):
+        """Appends an execution provider (with its options) to these
+        options; a session made from them without `providers` uses it.
+        RuntimeError 'Unknown Provider Type: NAME' for a name the library
+        does not know."""
+        name = _to_str(provider_name, "provider_name")
+        if not isinstance(provider_options, dict):
+            raise TypeError("provider_options must be a dict of str to str, got %r" % (provider_options,))
+        count, out = ffi.new("size_t*"), ffi.new("const char**")
+        check(api.GetAllProviderCount(count))
+        known = []
+        for i in range(count[0]):
+            check(api.GetAllProviderName(i, out))
+            known.append(to_str(out[0]))
+        if provider_name not in known:
+            raise RuntimeError("Unknown Provider Type: " + provider_name)
+        keys = [ffi.new("char[]", str(k).encode()) for k in provider_options]
+        vals = [ffi.new("char[]", str(v).encode()) for v in provider_options.values()]
+        check(api.SessionOptionsAppendProvider(self._handle, name, ffi.new("const char*[]", keys or [ffi.NULL]),
+                                               ffi.new("const char*[]", vals or [ffi.NULL]), len(keys)))
+        self._providers.append(provider_name)
+
+    def add_provider_for_devices(self, ep_devices, provider_options):
+        """Adds the provider of `ep_devices` (OrtEpDevice from
+        get_ep_devices(), all of one provider) with its options."""
+        from ._ep_device import OrtEpDevice
+        devices = list(ep_devices)
+        if not devices or not all(isinstance(d, OrtEpDevice) for d in devices):
+            raise RuntimeError("add_provider_for_devices: expects a non-empty list of OrtEpDevice")
+        names = {d.ep_name for d in devices}
+        if len(names) != 1:
+            raise RuntimeError("add_provider_for_devices: all OrtEpDevice instances must refer to the same execution "
+                               "provider, got %s" % sorted(names))
+        self.add_provider(names.pop(), provider_options)
+
+    def set_provider_selection_policy(self, policy):
+        """Chooses providers by policy (OrtExecutionProviderDevicePolicy).
+        Every policy selects among get_ep_devices(), which here holds the
+        CPU provider alone, so each one adds the CPU provider."""
+        from ._ep_device import OrtExecutionProviderDevicePolicy, get_ep_devices
+        _to_enum(OrtExecutionProviderDevicePolicy, policy, "policy")
+        self.add_provider_for_devices(get_ep_devices(), {})
+
+    def set_load_cancellation_flag(self, value):
+        """True cancels session creations with these options, one in progress
+        on another thread included (ModelLoadCanceled), and later ones until
+        set back to False."""
+        check(api.SessionOptionsSetLoadCancellation(self._handle, 1 if _to_bool(value, "value") else 0))
+
+    def has_providers(self):
+        """True once add_provider has been called."""
+        return bool(self._providers)
+
+    def add_external_initializers(self, names, ortvalues):
+        """Supplies the data of the model's initializers `names` (kept in
+        external files) as `ortvalues`, shared, not copied: each must match
+        the initializer's type and shape. Unlike onnxruntime, an initializer
+        stored inside the model may be replaced too (as add_initializer)."""
+        names, ortvalues = list(names), list(ortvalues)
+        if len(names) != len(ortvalues):
+            raise RuntimeError("Expecting names and ort_values lists to have equal length")
+        for name, value in zip(names, ortvalues):
+            self.add_initializer(name, value)
+
+    def add_external_initializers_from_files_in_memory(self, names, buffers, lengths):
+        """Gives the contents of the external data files a model names
+        (`names`, as in its tensors' external_data locations) from memory:
+        `buffers` are bytes-like objects (bytes, bytearray, memoryview, numpy
+        uint8 arrays) of `lengths` bytes. They are shared, not copied, and
+        kept alive by these options; sessions read them instead of the file
+        system."""
+        names, buffers, lengths = list(names), list(buffers), list(lengths)
+        if not (len(names) == len(buffers) == len(lengths)):
+            raise RuntimeError("Expecting names, buffers and lengths lists to have equal length")
+        for name, buf, length in zip(names, buffers, lengths):
+            data = ffi.from_buffer(buf)
+            length = _to_int(length, "lengths")
+            if length < 0 or length > len(data):
+                raise RuntimeError("add_external_initializers_from_files_in_memory: length %d of '%s' does not fit "
+                                   "its %d-byte buffer" % (length, name, len(data)))
+            check(api.SessionOptionsAddExternalFileInMemory(self._handle, _to_str(name, "names"), data, length))
+            self._external_files[name] = (buf, data)
+
     def _clone_handle(self):
         handle = new_handle(
             "OnyxSessionOptions", lambda out: api.SessionOptionsClone(self._handle, out), api.SessionOptionsRelease
@@ -264,7 +358,8 @@ class SessionOptions(_LogLevels):
         for name in SessionOptions.__slots__:
             if name != "_handle":
                 value = getattr(self, name)
-                setattr(other, name, dict(value) if isinstance(value, dict) else value)
+                setattr(other, name, dict(value) if isinstance(value, dict) else
+                        list(value) if isinstance(value, list) else value)
         return other
 
 
@@ -318,6 +413,15 @@ class RunOptions(_LogLevels):
             message = to_str(api.StatusGetMessage(status)) or ""
             api.StatusRelease(status)
             raise RuntimeError(message)
+
+    def add_active_adapter(self, adapter):
+        """Activates a LoraAdapter for runs with these options: its
+        parameters are fed to the model's inputs (or overridable
+        initializers) of the same names for those runs only."""
+        from ._lora import LoraAdapter
+        if not isinstance(adapter, LoraAdapter):
+            raise TypeError("add_active_adapter expects a LoraAdapter, got %s" % type(adapter).__name__)
+        check(api.RunOptionsAddActiveLoraAdapter(self._handle, adapter._c_handle()))
 
     def get_run_config_entry(self, key):
         """The value set for `key`; RuntimeError when it is not set (as onnxruntime)."""

@@ -10,8 +10,9 @@ for a value made from Python.
 
 import numpy as np
 
-from . import _values
+from . import _dlpack, _values
 from ._ffi import api, check, ffi, to_str
+from ._sparse import SparseTensor, _CSparseTensor, not_sparse
 from ._errors import exception_for_code
 
 # onnxruntime's spelling of each element type inside "tensor(...)".
@@ -27,7 +28,9 @@ _TYPE_NAMES = {
 _KNOWN_DEVICES = ("cpu", "cuda", "gpu", "cann", "dml", "npu", "webgpu")
 
 _VALUE_KIND_TENSOR = 1
+_VALUE_KIND_SEQUENCE = 2
 _VALUE_KIND_OPTIONAL = 4
+_VALUE_KIND_SPARSE = 5
 
 
 def _check_device(device_type, device_id):
@@ -213,6 +216,81 @@ class OrtValue(_values.ValueHolder):
         check(api.ValueCreateTensor(ffi.NULL, _values._shape_array(dims), len(dims), code, out))
         return cls(ffi.gc(out[0], api.ValueRelease))
 
+    @classmethod
+    def ortvalue_from_shape_and_onnx_type(cls, shape, onnx_element_type):
+        """A new tensor of `shape` and ONNX element type (an
+        onnx.TensorProto data type int), allocated by the library."""
+        return cls.ortvalue_from_shape_and_type(shape, onnx_element_type)
+
+    @classmethod
+    def ortvalue_from_shape_and_type_for_memory_info(cls, shape, element_type, memory_info):
+        """A new tensor in the memory `memory_info` (an OrtMemoryInfo)
+        describes; only CPU memory exists in this build."""
+        name = getattr(memory_info, "name", None)
+        if name is None:
+            raise TypeError("memory_info must be an OrtMemoryInfo, got %s" % type(memory_info).__name__)
+        if name.lower() != "cpu":
+            raise RuntimeError("OrtValue: memory '%s' is not available in this build of onyxruntime; only CPU memory"
+                               % name)
+        return cls.ortvalue_from_shape_and_type(shape, element_type)
+
+    @classmethod
+    def ortvalue_from_shape_and_onnx_type_for_memory_info(cls, shape, onnx_element_type, memory_info):
+        """As ortvalue_from_shape_and_type_for_memory_info, with an
+        onnx.TensorProto element type int."""
+        return cls.ortvalue_from_shape_and_type_for_memory_info(shape, onnx_element_type, memory_info)
+
+    @classmethod
+    def ort_value_from_sparse_tensor(cls, sparse_tensor):
+        """An OrtValue holding `sparse_tensor` (shared, not copied), to feed
+        an input declared sparse_tensor(...)."""
+        if isinstance(sparse_tensor, SparseTensor):
+            sparse_tensor = sparse_tensor._get_c_tensor()
+        if not isinstance(sparse_tensor, _CSparseTensor):
+            raise TypeError("ort_value_from_sparse_tensor expects a SparseTensor, got %s"
+                            % type(sparse_tensor).__name__)
+        return cls(sparse_tensor._value, sparse_tensor)
+
+    @classmethod
+    def from_dlpack(cls, data, is_bool_tensor=False):
+        """An OrtValue sharing the memory of a DLPack capsule or of any
+        object with __dlpack__ (numpy arrays, torch tensors, OrtValues): no
+        copy. CPU tensors only; a capsule already consumed raises TypeError.
+        Bool arrays are recognised from their dtype (or `is_bool_tensor` for
+        a bare capsule of uint8 elements)."""
+        if isinstance(data, OrtValue):
+            is_bool_tensor = is_bool_tensor or data.data_type() == "tensor(bool)"
+        elif hasattr(data, "dtype"):
+            dtype = data.dtype
+            is_bool_tensor = is_bool_tensor or getattr(dtype, "name", str(dtype)) in ("bool", "bool_", "torch.bool")
+        return cls(_dlpack.from_dlpack(data, bool(is_bool_tensor)))
+
+    # ---- DLPack ---------------------------------------------------------
+
+    def to_dlpack(self):
+        """A DLPack capsule ("dltensor") over this tensor's memory, no copy;
+        the capsule keeps this OrtValue alive until its consumer is done."""
+        elem, shape = self._type_and_shape()
+        if elem == _values.ONYX_STRING:
+            raise exception_for_code(2, "to_dlpack: string tensors have no DLPack form", RuntimeError)
+        return _dlpack.to_dlpack(self, elem, shape, self.data_ptr() if 0 not in shape else 0)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The DLPack protocol (numpy.from_dlpack(ortvalue) and the like):
+        a capsule as to_dlpack. `stream` must be None (CPU memory);
+        `copy=True` is refused (the point is sharing)."""
+        if stream is not None and stream != -1:
+            raise BufferError("__dlpack__: CPU tensors take no stream, got %r" % (stream,))
+        if copy:
+            raise BufferError("__dlpack__: copy=True is not supported; the tensor is shared")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError("__dlpack__: the tensor is on %s, not %s" % (self.__dlpack_device__(), dl_device))
+        return self.to_dlpack()
+
+    def __dlpack_device__(self):
+        """(1, 0): kDLCPU, device 0."""
+        return _dlpack.device_of(self)
+
     # ---- inspection -----------------------------------------------------
 
     def _kind(self):
@@ -228,6 +306,22 @@ class OrtValue(_values.ValueHolder):
     def is_tensor(self):
         """True when the value is a tensor."""
         return self._kind() == _VALUE_KIND_TENSOR
+
+    def is_sparse_tensor(self):
+        """True when the value is a sparse tensor."""
+        return self._kind() == _VALUE_KIND_SPARSE
+
+    def is_tensor_sequence(self):
+        """True when the value is a sequence of tensors."""
+        if self._kind() != _VALUE_KIND_SEQUENCE:
+            return False
+        return all(_values.value_kind(v) == _VALUE_KIND_TENSOR for v in _values.elements(self._value))
+
+    def as_sparse_tensor(self):
+        """The SparseTensor this value holds; RuntimeError for other values."""
+        if self._kind() != _VALUE_KIND_SPARSE:
+            raise not_sparse()
+        return SparseTensor(_CSparseTensor(self._value, self))
 
     def has_value(self):
         """False for an optional holding nothing, and for an IOBinding output
@@ -270,7 +364,9 @@ class OrtValue(_values.ValueHolder):
         return arr
 
     def shape(self):
-        """The tensor's dims as a list of ints."""
+        """The tensor's dims as a list of ints (a sparse tensor's dense shape)."""
+        if self._kind() == _VALUE_KIND_SPARSE:
+            return _values._tensor_shape_and_type(self._value)[1]
         return self._type_and_shape()[1]
 
     def element_type(self):
@@ -281,9 +377,10 @@ class OrtValue(_values.ValueHolder):
     def data_type(self):
         """The value's type in onnxruntime's spelling, e.g. 'tensor(float)' or
         'seq(tensor(float))'."""
-        if self._kind() == _VALUE_KIND_TENSOR:
-            elem = self._type_and_shape()[0]
-            return "tensor(%s)" % _TYPE_NAMES.get(elem, "undefined")
+        if self._kind() in (_VALUE_KIND_TENSOR, _VALUE_KIND_SPARSE):
+            elem = _values._tensor_shape_and_type(self._value)[0]
+            kind = "tensor" if self._kind() == _VALUE_KIND_TENSOR else "sparse_tensor"
+            return "%s(%s)" % (kind, _TYPE_NAMES.get(elem, "undefined"))
         out = ffi.new("OnyxTypeInfo**")
         check(api.ValueGetTypeInfo(self._value, out))
         info = ffi.gc(out[0], api.TypeInfoRelease)
@@ -293,6 +390,8 @@ class OrtValue(_values.ValueHolder):
 
     def device_name(self):
         """The device holding the data, in lower case: 'cpu'."""
+        if self._kind() == _VALUE_KIND_SPARSE:
+            return "cpu"
         info = ffi.new("const OnyxMemoryInfo**")
         check(api.ValueGetTensorMemoryInfo(self._value, info))
         name = ffi.new("const char**")
@@ -410,6 +509,38 @@ class OrtValueVector:
     def shrink_to_fit(self):
         """Kept for onnxruntime compatibility."""
 
+    def push_back_batch(self, values, data_ptrs, element_types, shapes, devices):
+        """Appends tensors given by raw addresses, element types (numpy
+        dtypes or onnx.TensorProto ints), shapes and devices (CPU only):
+        each OrtValue borrows the memory at its address, and `values` (the
+        objects owning it) are kept alive by this vector."""
+        if not (len(values) == len(data_ptrs) == len(element_types) == len(shapes) == len(devices)):
+            raise ValueError("push_back_batch: all five lists must have the same length")
+        for owner, ptr, elem, shape, device in zip(values, data_ptrs, element_types, shapes, devices):
+            if device is not None and getattr(device, "device_type", lambda: 0)() != 0:
+                raise RuntimeError("push_back_batch: only CPU memory is available in this build of onyxruntime")
+            code = _element_type_code(elem)
+            dims = _shape_list(shape)
+            count = 1
+            for d in dims:
+                count *= d
+            bits = _values._PACKED_BITS.get(code)
+            nbytes = (count * bits + 7) // 8 if bits else count * _values.numpy_dtype_for(code).itemsize
+            out = ffi.new("OnyxValue**")
+            check(api.ValueCreateTensorWithData(_values._cpu_memory_info(), ffi.cast("void*", int(ptr)), nbytes,
+                                                _values._shape_array(dims), len(dims), code, out))
+            self._items.append(OrtValue(ffi.gc(out[0], api.ValueRelease), owner))
+
+    def dlpack_at(self, index):
+        """A DLPack capsule over tensor `index` (no copy)."""
+        return self[index].to_dlpack()
+
+    def to_dlpacks(self, to_tensor=None):
+        """A DLPack capsule per tensor, each passed through `to_tensor` (such
+        as torch.from_dlpack) when given."""
+        caps = [v.to_dlpack() for v in self._items]
+        return caps if to_tensor is None else [to_tensor(c) for c in caps]
+
     def element_type_at(self, index):
         """The onnx.TensorProto element type of tensor `index`."""
         return self[index].element_type()
@@ -430,3 +561,20 @@ class OrtValueVector:
 
     def __iter__(self):
         return iter(self._items)
+
+
+def copy_tensors(src, dst, stream=None):
+    """Copies each tensor of `src` into the one of `dst` at the same position
+    (same element type and shape; CPU memory, so `stream` must be None)."""
+    src, dst = list(src), list(dst)
+    if len(src) != len(dst):
+        raise RuntimeError("copy_tensors: %d sources but %d destinations" % (len(src), len(dst)))
+    if stream is not None:
+        raise RuntimeError("copy_tensors: CPU tensors take no stream")
+    for i, (s, d) in enumerate(zip(src, dst)):
+        if not isinstance(s, OrtValue) or not isinstance(d, OrtValue):
+            raise TypeError("copy_tensors: item %d is not a pair of OrtValues" % i)
+        if s.element_type() != d.element_type() or s.shape() != d.shape():
+            raise _invalid("copy_tensors: item %d is %s%s but its destination is %s%s"
+                           % (i, s.data_type(), s.shape(), d.data_type(), d.shape()))
+        d.update_inplace(s.numpy())

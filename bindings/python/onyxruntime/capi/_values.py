@@ -318,6 +318,16 @@ def elements(value):
     return items
 
 
+# Converters for value kinds modules above this one define (kind -> f(value)),
+# registered by them so that imports keep going one way.
+_OUTPUT_KINDS = {}
+
+
+def register_output_kind(kind, convert):
+    """Makes output_object turn values of `kind` into convert(value)."""
+    _OUTPUT_KINDS[kind] = convert
+
+
 def output_object(name, value):
     """An output as onnxruntime returns it: a numpy array for a tensor, a list
     for a sequence, a dict for a map, None for an empty optional."""
@@ -332,6 +342,8 @@ def output_object(name, value):
     if kind == VALUE_OPTIONAL:
         items = elements(value)
         return output_object(name, items[0]) if items else None
+    if kind in _OUTPUT_KINDS:
+        return _OUTPUT_KINDS[kind](value)
     raise not_implemented("output '%s': value kind %d is not supported by the Python binding" % (name, kind))
 
 

@@ -1,8 +1,10 @@
 """InferenceSession, NodeArg and ModelMetadata over the Onyx C API."""
 
+import atexit
 import collections.abc
 import os
 import threading
+import time
 import warnings
 
 from . import _values
@@ -13,7 +15,10 @@ from ._errors import exception_for_code
 from ._ffi import api, check, cstring_array, default_env, ffi, status_to_exception, to_str
 from ._options import RunOptions, SessionOptions
 from ._iobinding import IOBinding
-from ._ortvalue import OrtValue
+from ._ortvalue import OrtValue, OrtValueVector
+from ._sparse import SparseTensor  # noqa: F401 - onnxruntime's name here
+from ._lora import AdapterFormat  # noqa: F401 - onnxruntime's name here
+from ._ep_device import get_ep_devices
 
 
 def _provider_list(count_fn, name_fn):
@@ -224,6 +229,33 @@ def _normalize_providers(providers, provider_options, available, strict_str=True
     return list(ordered.keys()), list(ordered.values())
 
 
+class OrtEpAssignedNode:
+    """A node and where it runs: name, op_type, domain ('' = ai.onnx)."""
+
+    __slots__ = ("name", "op_type", "domain")
+
+    def __init__(self, name, op_type, domain):
+        self.name, self.op_type, self.domain = name, op_type, domain
+
+    def __repr__(self):
+        return "OrtEpAssignedNode(name=%r, op_type=%r, domain=%r)" % (self.name, self.op_type, self.domain)
+
+
+class OrtEpAssignedSubgraph:
+    """Nodes one execution provider runs (`ep_name`, get_nodes())."""
+
+    __slots__ = ("ep_name", "_nodes")
+
+    def __init__(self, ep_name, nodes):
+        self.ep_name, self._nodes = ep_name, list(nodes)
+
+    def get_nodes(self):
+        return list(self._nodes)
+
+    def __repr__(self):
+        return "OrtEpAssignedSubgraph(ep_name=%r, nodes=%r)" % (self.ep_name, self._nodes)
+
+
 class InferenceSession:
     """Loads a model and runs it; same interface as onnxruntime.InferenceSession.
 
@@ -382,10 +414,15 @@ class InferenceSession:
     def end_profiling(self):
         """Writes the Chrome-trace profile and returns its path ('' when
         profiling was not enabled, as onnxruntime)."""
-        if not self._sess_options.enable_profiling:
-            return ""
         out = ffi.new("const char**")
-        check(api.SessionEndProfiling(self._sess, out))
+        status = api.SessionEndProfiling(self._sess, out)
+        if status != ffi.NULL:
+            if not self._sess_options.enable_profiling and api.StatusGetCode(status) == 1:
+                # Profiling is off (neither the options nor the model's
+                # ort_config turned it on).
+                api.StatusRelease(status)
+                return ""
+            raise status_to_exception(status)
         return to_str(out[0])
 
     def get_profiling_start_time_ns(self):
@@ -458,6 +495,8 @@ class InferenceSession:
         state.handle = handle
         with _async_lock:
             _async_pending.add(state)
+            if not _async_ever:
+                _async_ever.append(True)
         ro = run_options._handle if run_options is not None else ffi.NULL
         status = api.SessionRunAsync(self._sess, ro, in_names, ffi.cast("const OnyxValue* const*", in_values),
                                      len(keep.values), out_names, len(output_names), _async_done, handle)
@@ -465,6 +504,84 @@ class InferenceSession:
             with _async_lock:
                 _async_pending.discard(state)
             raise status_to_exception(status)
+
+    def run_with_ortvaluevector(self, run_options, feed_names, feeds, fetch_names, fetches, fetch_devices):
+        """run_with_ort_values over OrtValueVectors: `feeds` (one per name
+        of `feed_names`) in, and `fetches` cleared and filled with one
+        OrtValue per name of `fetch_names`. `fetch_devices` must be CPU
+        devices (or empty)."""
+        if not isinstance(feeds, OrtValueVector) or not isinstance(fetches, OrtValueVector):
+            raise TypeError("run_with_ortvaluevector: feeds and fetches must be OrtValueVector")
+        feed_names, fetch_names = list(feed_names), list(fetch_names)
+        if len(feed_names) != len(feeds):
+            raise RuntimeError("run_with_ortvaluevector: %d feed names for %d feeds" % (len(feed_names), len(feeds)))
+        for d in fetch_devices or []:
+            if d.device_type() != 0:
+                raise RuntimeError("run_with_ortvaluevector: only CPU fetch devices exist in this build")
+        outputs = self.run_with_ort_values(fetch_names, dict(zip(feed_names, feeds)), run_options)
+        fetches._items[:] = outputs
+
+    def create_ortvalue_from_shape_and_type(self, shape, element_type, device_type, device_id=0, vendor_id=-1):
+        """A new tensor of `shape` and `element_type` (numpy type or
+        onnx.TensorProto int) on `device_type` ('cpu' only in this build)."""
+        OrtDevice.make(device_type, device_id, vendor_id)  # onnxruntime's checks of the name
+        return OrtValue.ortvalue_from_shape_and_type(shape, element_type, device_type, device_id)
+
+    def get_input_epdevices(self):
+        """The OrtEpDevice each input is read on (one per get_inputs() entry):
+        the CPU provider's, the only one of this build."""
+        return [get_ep_devices()[0] for _ in self._inputs_meta]
+
+    def get_provider_graph_assignment_info(self):
+        """Where each node runs, as onnxruntime reports it: one
+        OrtEpAssignedSubgraph per node, in execution order (the graph as
+        optimized). Needs the session config entry
+        'session.record_ep_graph_assignment_info' = '1' (Fail otherwise). Nodes
+        the model leaves unnamed carry the engine's generated name
+        ('Relu_0'), where onnxruntime reports ''."""
+        n = ffi.new("size_t*")
+        check(api.SessionGetAssignedNodeCount(self._sess, n))
+        ep, name, op, domain = (ffi.new("const char**") for _ in range(4))
+        result = []
+        for i in range(n[0]):
+            check(api.SessionGetAssignedNode(self._sess, i, ep, name, op, domain))
+            result.append(OrtEpAssignedSubgraph(to_str(ep[0]),
+                                                [OrtEpAssignedNode(to_str(name[0]), to_str(op[0]), to_str(domain[0]))]))
+        return result
+
+    def get_tuning_results(self):
+        """Kernel tuning results (onnxruntime's TunableOp, a GPU feature): none
+        exist for the CPU provider, so []."""
+        return []
+
+    def set_tuning_results(self, results, *, error_on_invalid=False):
+        """Accepts tuning results; only the empty list applies to the CPU
+        provider. Entries for providers this session does not use are
+        ignored, or refused with error_on_invalid=True."""
+        if not isinstance(results, (list, tuple)):
+            raise TypeError("set_tuning_results expects a list, got %s" % type(results).__name__)
+        bad = [r for r in results if not isinstance(r, dict) or r.get("ep") not in self._providers]
+        if bad and error_on_invalid:
+            raise exception_for_code(2, "set_tuning_results: %d entries name no provider of this session (%s)"
+                                     % (len(bad), ", ".join(self._providers)), RuntimeError)
+        return None
+
+    def release_captured_graph(self, graph_annotation_id=0):
+        """Releases a captured device graph (CUDA graphs); the CPU provider
+        captures none, so there is nothing to release."""
+        if isinstance(graph_annotation_id, bool) or not isinstance(graph_annotation_id, int):
+            raise TypeError("graph_annotation_id must be an int, got %r" % (graph_annotation_id,))
+
+    def set_ep_dynamic_options(self, options):
+        """Options a provider accepts while the session lives. The CPU
+        provider has none: every key is refused by name (onnxruntime accepts
+        and ignores them)."""
+        if not isinstance(options, dict):
+            raise TypeError("set_ep_dynamic_options expects a dict, got %s" % type(options).__name__)
+        if options:
+            raise exception_for_code(2, "set_ep_dynamic_options: the providers of this session (%s) have no dynamic "
+                                     "option %s" % (", ".join(self._providers), ", ".join(map(repr, options))),
+                                     RuntimeError)
 
     def _prepare_run(self, output_names, input_feed, run_options):
         """Checks a run's arguments and builds its C arguments: (output names,
@@ -550,6 +667,27 @@ class _AsyncRun:
 
 _async_lock = threading.Lock()
 _async_pending = set()
+_async_ever = []  # non-empty once run_async has been called
+
+
+def _drain_async_runs(timeout=30.0):
+    """At interpreter exit: wait (GIL released) for run_async callbacks still
+    in flight. Once finalization starts, a worker thread that asks for the GIL
+    back is stopped for good, so its run would never be marked done and
+    SessionRelease would wait for it forever."""
+    if not _async_ever:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with _async_lock:
+            if not _async_pending:
+                break
+        time.sleep(0.005)
+    # The last callback may still be returning to the library.
+    time.sleep(0.05)
+
+
+atexit.register(_drain_async_runs)
 
 
 @ffi.callback("void(void*, OnyxValue**, size_t, OnyxStatus*)")

@@ -19,6 +19,10 @@ from ._errors import (  # noqa: F401 - re-exported: this is their public home
     NotImplemented,
     InvalidGraph,
     EPFail,
+    ModelLoadCanceled,
+    ModelRequiresCompilation,
+    NotFound,
+    DeviceReset,
     exception_for_code,
     format_message,
     not_implemented,
@@ -32,7 +36,12 @@ from ._errors import (  # noqa: F401 - re-exported: this is their public home
 # differs from onnxruntime.OrtDevice.
 from ._device import _COrtDevice as OrtDevice  # noqa: E402,F401
 from ._env import (  # noqa: E402,F401
+    ArenaExtendStrategy,
     OrtAllocatorType,
+    OrtDeviceMemoryType,
+    OrtMemoryInfoDeviceType,
+    kNextPowerOfTwo,
+    kSameAsRequested,
     OrtArenaCfg,
     OrtMemoryInfo,
     OrtMemType,
@@ -43,18 +52,63 @@ from ._env import (  # noqa: E402,F401
     has_collective_ops,
     set_default_logger_severity,
     set_default_logger_verbosity,
+    set_global_thread_pool_sizes,
     set_seed,
 )
 from ._iobinding import SessionIOBinding  # noqa: E402,F401
 from ._options import ExecutionMode, ExecutionOrder, GraphOptimizationLevel, RunOptions, SessionOptions  # noqa: E402,F401
-from ._ortvalue import OrtValue, OrtValueVector  # noqa: E402,F401
+from ._ortvalue import OrtValue, OrtValueVector, copy_tensors  # noqa: E402,F401
+from ._dlpack import is_dlpack_uint8_tensor  # noqa: E402,F401
+from ._lora import AdapterFormat, LoraAdapter  # noqa: E402,F401
+from ._sparse import (  # noqa: E402,F401
+    OrtSparseFormat,
+    SparseBlockSparseView,
+    SparseCooView,
+    SparseCsrView,
+    _CSparseTensor as SparseTensor,
+)
 from .onnxruntime_inference_collection import (  # noqa: E402,F401
     InferenceSession,
     ModelMetadata,
     NodeArg,
+    OrtEpAssignedNode,
+    OrtEpAssignedSubgraph,
     get_all_providers,
     get_available_providers,
     get_build_info,
     get_device,
     get_version_string,
 )
+
+
+def get_default_session_options():
+    """A SessionOptions with every default (onnxruntime's C-level helper)."""
+    return SessionOptions()
+
+
+class SessionObjectInitializer:
+    """onnxruntime's C-level marker for "default session options and
+    logging"; get_session_initializer() returns one."""
+
+    @staticmethod
+    def get_default_session_options():
+        return SessionOptions()
+
+
+def get_session_initializer():
+    """A SessionObjectInitializer."""
+    return SessionObjectInitializer()
+
+
+from ._ep_device import (  # noqa: E402,F401
+    OrtEpDevice,
+    OrtExecutionProviderDevicePolicy,
+    OrtHardwareDevice,
+    OrtHardwareDeviceType,
+    get_ep_devices,
+)
+
+
+def get_hardware_devices():
+    """The machine's devices this build can use: its CPU."""
+    return [get_ep_devices()[0].device]
