@@ -136,12 +136,13 @@ struct FloatGemms {
   const T* r;
   const Tensor* bias;
   int64_t I, H, Bt;
+  ThreadPool* pool;
   Status Input(int d, const T* xv, int64_t rows, T* xw) const {
-    rnn::InputProjection<T>(xv, w, bias, d, rows, 4 * H, I, 4 * H, xw);
+    rnn::InputProjection<T>(xv, w, bias, d, rows, 4 * H, I, 4 * H, xw, pool);
     return Status::OK();
   }
   Status Recurrent(int d, const T* h, const char* /*used*/, T* gates) const {
-    BlasGemm<T>(false, true, Bt, 4 * H, H, T(1), h, H, r + d * 4 * H * H, H, T(1), gates, 4 * H);
+    BlasGemm<T>(false, true, Bt, 4 * H, H, T(1), h, H, r + d * 4 * H * H, H, T(1), gates, 4 * H, pool);
     return Status::OK();
   }
 };
@@ -163,7 +164,7 @@ class LstmKernel final : public OpKernel {
     Tensor* yc = ctx.Output(2, sd, x->type());
     return DispatchFloat(x->type(), "LSTM", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
-      FloatGemms<T> gemms{ctx.Input(1)->data<T>(), ctx.Input(2)->data<T>(), ctx.Input(3), p.I, p.H, p.Bt};
+      FloatGemms<T> gemms{ctx.Input(1)->data<T>(), ctx.Input(2)->data<T>(), ctx.Input(3), p.I, p.H, p.Bt, ctx.threads()};
       return RunLstm<T>(ctx, o_, p, gemms, y, yh, yc);
     });
   }
