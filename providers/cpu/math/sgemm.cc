@@ -157,36 +157,29 @@ bool Preferred(bool trans_b, int64_t M, int64_t N, int64_t K, bool b_packed) {
 
 void Packed::Free::operator()(float* p) const { std::free(p); }
 
-Packed PackA(bool trans_a, int64_t M, int64_t K, const float* A, int64_t lda) {
+Packed Packed::Pack(bool left, bool trans, int64_t rows, int64_t K, const float* X, int64_t ld) {
   Packed p;
   const Isa isa = ActiveIsa();
   const Kernel* k = KernelFor(isa);
-  if (k == nullptr || M <= 0 || K <= 0) return p;
-  const int64_t padded = (M + k->mr - 1) / k->mr * k->mr;
+  if (k == nullptr || rows <= 0 || K <= 0) return p;
+  const int64_t r = left ? k->mr : k->nr, padded = (rows + r - 1) / r * r;
   p.bytes_ = (static_cast<size_t>(padded * K) * sizeof(float) + 63) / 64 * 64;
   p.data_.reset(static_cast<float*>(std::aligned_alloc(64, p.bytes_)));
-  k->pack_whole(true, trans_a, M, K, A, lda, p.data_.get());
+  if (p.data_ == nullptr) return Packed();  // callers then read the raw operand
+  k->pack_whole(left, trans, rows, K, X, ld, p.data_.get());
   p.isa_ = isa;
-  p.left_ = true;
-  p.rows_ = M;
+  p.left_ = left;
+  p.rows_ = rows;
   p.depth_ = K;
   return p;
 }
 
+Packed PackA(bool trans_a, int64_t M, int64_t K, const float* A, int64_t lda) {
+  return Packed::Pack(true, trans_a, M, K, A, lda);
+}
+
 Packed PackB(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb) {
-  Packed p;
-  const Isa isa = ActiveIsa();
-  const Kernel* k = KernelFor(isa);
-  if (k == nullptr || N <= 0 || K <= 0) return p;
-  const int64_t padded = (N + k->nr - 1) / k->nr * k->nr;
-  p.bytes_ = (static_cast<size_t>(padded * K) * sizeof(float) + 63) / 64 * 64;
-  p.data_.reset(static_cast<float*>(std::aligned_alloc(64, p.bytes_)));
-  k->pack_whole(false, trans_b, N, K, B, ldb, p.data_.get());
-  p.isa_ = isa;
-  p.left_ = false;
-  p.rows_ = N;
-  p.depth_ = K;
-  return p;
+  return Packed::Pack(false, trans_b, N, K, B, ldb);
 }
 
 bool Usable(const Packed* p, bool left, int64_t rows, int64_t depth) {

@@ -47,6 +47,8 @@ class Packed {
  private:
   friend Packed PackA(bool, int64_t, int64_t, const float*, int64_t);
   friend Packed PackB(bool, int64_t, int64_t, const float*, int64_t);
+  // The operand X (rows x K as op(X) sees it) of either side.
+  static Packed Pack(bool left, bool trans, int64_t rows, int64_t K, const float* X, int64_t ld);
   struct Free {
     void operator()(float* p) const;
   };
