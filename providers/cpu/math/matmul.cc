@@ -2,6 +2,7 @@
 // dropped again), leading "batch" dims broadcast against each other.
 #include <algorithm>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -178,9 +179,14 @@ class MatMulKernel : public OpKernel {
                       yv + n * M * N, N, pool, nullptr, packed_b);
       };
       // Small GEMMs (attention heads) run whole on one thread each, spread
-      // over the pool; big ones are split across it one at a time.
+      // over the pool; big ones are split across it one at a time, unless our
+      // SGEMM runs them and there are enough to share out whole (no split
+      // means no packing twice and no hand-off per GEMM).
       const double work = static_cast<double>(M) * N * K;
-      if (work <= kBlasSingleThreadWork) {
+      const int threads = ctx.threads() != nullptr ? ctx.threads()->NumThreads() : 1;
+      const bool whole = std::is_same<T, float>::value && sgemm::Preferred(false, M, N, K, false) &&
+                         p.batches >= 2 * threads;
+      if (work <= kBlasSingleThreadWork || whole) {
         const int64_t min_chunk = std::max<int64_t>(1, static_cast<int64_t>(32768.0 / std::max(work, 1.0)));
         ThreadPool::For(ctx.threads(), p.batches, min_chunk,
                         [&](int64_t begin, int64_t end) { gemms(begin, end, nullptr); });
