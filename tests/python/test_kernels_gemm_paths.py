@@ -90,7 +90,8 @@ results["override_fed"] = float(np.max(np.abs(sess.run(None, {"a": a, "B": B2})[
 
 # A wrong inner dimension against a packed constant is refused by name and
 # leaves the session usable.
-m = model([helper.make_node("MatMul", ["a", "B"], ["y"], name="mm")], [("a", [None, None])], ["y"], {"B": rand(30, 50)})
+m = model([helper.make_node("MatMul", ["a", "B"], ["y"], name="mm")], [("a", [None, None])], ["y"],
+          {"B": rand(30, 50)})
 sess = rt.InferenceSession(m.SerializeToString())
 try:
     sess.run(None, {"a": rand(4, 29)})
@@ -98,7 +99,8 @@ try:
 except Exception as e:
     results["bad_error"] = str(e)
 a = rand(4, 30)
-results["after_bad"] = float(np.max(np.abs(sess.run(None, {"a": a})[0] - a @ numpy_helper.to_array(m.graph.initializer[0]))))
+B = numpy_helper.to_array(m.graph.initializer[0])
+results["after_bad"] = float(np.max(np.abs(sess.run(None, {"a": a})[0] - a @ B)))
 print("CPU_PATH", rt.get_build_info())
 print("RESULTS " + json.dumps(results))
 """
