@@ -236,6 +236,7 @@ struct QuantGemms {
   std::vector<std::vector<float>> w_scale, r_scale;  // per direction, 4H each
   const Tensor* bias = nullptr;
   int64_t I = 0, H = 0, Bt = 0, max_len = 0;
+  ThreadPool* pool = nullptr;
 
   // c [rows, 4H] (+)= float(sum) * (a_scale * scale[col]).
   static void Accumulate(const std::vector<double>& acc, int64_t rows, int64_t G, float a_scale,
@@ -254,7 +255,7 @@ struct QuantGemms {
     QuantizeShifted(xv, rows, I, nullptr, q, a.data());
     std::vector<double> acc(static_cast<size_t>(rows * G));
     std::vector<float> scratch;
-    qlinear::ExactIntGemm(rows, G, I, a.data(), I, wq[d].data(), G, acc.data(), G, &scratch);
+    qlinear::ExactIntGemm(rows, G, I, a.data(), I, wq[d].data(), G, acc.data(), G, &scratch, pool);
     Accumulate(acc, rows, G, q.scale, w_scale[d], false, xw);
     if (bias != nullptr) {
       const float* b = bias->data<float>() + d * 2 * G;
@@ -273,7 +274,7 @@ struct QuantGemms {
     QuantizeShifted(h, Bt, H, skip.data(), q, a.data());
     std::vector<double> acc(static_cast<size_t>(Bt * G));
     std::vector<float> scratch;
-    qlinear::ExactIntGemm(Bt, G, H, a.data(), H, rq[d].data(), G, acc.data(), G, &scratch);
+    qlinear::ExactIntGemm(Bt, G, H, a.data(), H, rq[d].data(), G, acc.data(), G, &scratch, pool);
     Accumulate(acc, Bt, G, q.scale, r_scale[d], true, gates);
     return Status::OK();
   }
@@ -333,6 +334,7 @@ class DynamicQuantizeLstmKernel final : public OpKernel {
     g.I = p.I;
     g.H = H;
     g.Bt = p.Bt;
+    g.pool = ctx.threads();
     g.bias = ctx.Input(3);
     g.max_len = p.lens.empty() ? 0 : *std::max_element(p.lens.begin(), p.lens.end());
     ONYX_RETURN_IF_ERROR(ReadWeights(ctx, *w, 1, 8, 9, "W", D, p.I, G, &g.wq, &g.w_scale));

@@ -75,7 +75,9 @@ Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, cons
     using TX = typename decltype(tag)::type;
     const TX* xv = x.data<TX>();
     // One (image, group): the group's channels less zx, im2col, one GEMM.
-    auto unit = [&](int64_t u, std::vector<float>* img, std::vector<float>* cols, std::vector<float>* scratch) {
+    // `pool`: null inside work already spread over the pool.
+    auto unit = [&](int64_t u, std::vector<float>* img, std::vector<float>* cols, std::vector<float>* scratch,
+                    ThreadPool* pool) {
       const int64_t n = u / group, grp = u % group;
       const TX* src = xv + (n * C + grp * Cg) * g.in_size;
       img->resize(static_cast<size_t>(Cg * g.in_size));
@@ -87,7 +89,7 @@ Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, cons
         rhs = cols->data();
       }
       qlinear::ExactIntGemm(Mg, OS, Kc, wz.data() + grp * Mg * Kc, Kc, rhs, OS, acc->data() + (n * M + grp * Mg) * OS,
-                            OS, scratch);
+                            OS, scratch, pool);
     };
     const int64_t units = N * group;
     const double work = static_cast<double>(Mg) * OS * Kc;
@@ -95,13 +97,13 @@ Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, cons
       ThreadPool::For(ctx.threads(), units, std::max<int64_t>(1, static_cast<int64_t>(65536.0 / std::max(work, 1.0))),
                       [&](int64_t begin, int64_t end) {
                         std::vector<float> img, cols, scratch;
-                        for (int64_t u = begin; u < end; ++u) unit(u, &img, &cols, &scratch);
+                        for (int64_t u = begin; u < end; ++u) unit(u, &img, &cols, &scratch, nullptr);
                       });
     } else {
       std::vector<float> img, cols, scratch;
       for (int64_t u = 0; u < units; ++u) {
         if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, nm.op, ": run terminated on request");
-        unit(u, &img, &cols, &scratch);
+        unit(u, &img, &cols, &scratch, ctx.threads());
       }
     }
     return Status::OK();

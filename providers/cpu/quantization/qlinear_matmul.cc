@@ -83,11 +83,13 @@ class QLinearMatMulKernel final : public OpKernel {
     return DispatchOver(Int8TypeSet{}, yz->type(), op, [&](auto tag) -> Status {
       using TY = typename decltype(tag)::type;
       TY* y = Y->data<TY>();
-      auto one = [&](int64_t bi, std::vector<double>* c, std::vector<float>* scratch) {
+      // `pool`: null inside work already spread over the pool.
+      auto one = [&](int64_t bi, std::vector<double>* c, std::vector<float>* scratch, ThreadPool* pool) {
         int64_t oa = 0, ob = 0;
         sh.Offsets(bi, &oa, &ob);
         c->resize(static_cast<size_t>(M * N));
-        qlinear::ExactIntGemm(M, N, K, a.data() + oa * M * K, K, b.data() + ob * K * N, N, c->data(), N, scratch);
+        qlinear::ExactIntGemm(M, N, K, a.data() + oa * M * K, K, b.data() + ob * K * N, N, c->data(), N, scratch,
+                              pool);
         TY* yb = y + bi * M * N;
         for (int64_t m = 0; m < M; ++m)
           for (int64_t n = 0; n < N; ++n)
@@ -99,12 +101,12 @@ class QLinearMatMulKernel final : public OpKernel {
                         [&](int64_t begin, int64_t end) {
                           std::vector<double> c;
                           std::vector<float> scratch;
-                          for (int64_t bi = begin; bi < end; ++bi) one(bi, &c, &scratch);
+                          for (int64_t bi = begin; bi < end; ++bi) one(bi, &c, &scratch, nullptr);
                         });
       } else {
         std::vector<double> c;
         std::vector<float> scratch;
-        for (int64_t bi = 0; bi < batches; ++bi) one(bi, &c, &scratch);
+        for (int64_t bi = 0; bi < batches; ++bi) one(bi, &c, &scratch, ctx.threads());
       }
       return Status::OK();
     });
