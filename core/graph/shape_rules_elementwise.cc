@@ -265,6 +265,26 @@ void RegisterElementwiseRules(RuleMap& m) {
   m["CastLike"] = CastLike;
   m["LayerNormalization"] = LayerNorm;
   m["com.microsoft:SkipLayerNormalization"] = SkipLayerNorm;
+  m["com.microsoft:SkipSimplifiedLayerNormalization"] = SkipLayerNorm;
+  // onnxruntime's RMS norm, in the default domain: Y like X, inv_std_var (output 1) like LayerNorm's stats.
+  m["SimplifiedLayerNormalization"] = LayerNorm;
+  // onnxruntime's quantized elementwise ops: A (input 0) and B (input 3) broadcast, A's type.
+  for (const char* op : {"com.microsoft:QLinearAdd", "com.microsoft:QLinearMul"})
+    m[op] = [](InferContext& c) {
+      if (c.InputElem(0) == ElemType::kUndefined) return Status::OK();
+      if (!c.HasShape(0) || !c.HasShape(3)) {
+        c.SetTensor(0, c.InputElem(0));
+        return Status::OK();
+      }
+      std::vector<Dim> dims;
+      if (!BroadcastShapes(c.Dims(0), c.Dims(3), &dims))
+        return c.Fail(StrCat("cannot broadcast input shapes ", c.InputShapes()));
+      c.SetTensor(0, c.InputElem(0), dims);
+      return Status::OK();
+    };
+  for (const char* op : {"com.microsoft:QLinearSigmoid", "com.microsoft:QLinearLeakyRelu",
+                         "com.microsoft:QLinearSoftmax"})
+    m[op] = SameAsInput0;
   m["BatchNormalization"] = BatchNorm;
 }
 

@@ -315,6 +315,92 @@ void RegisterNnRules(RuleMap& m) {
   m["GlobalAveragePool"] = GlobalPool;
   m["GlobalMaxPool"] = GlobalPool;
   m["GlobalLpPool"] = GlobalPool;
+  // onnxruntime's quantized pools: X (input 0) pooled, X's type.
+  m["com.microsoft:QLinearAveragePool"] = Pool;
+  m["com.microsoft:QLinearGlobalAveragePool"] = [](InferContext& c) {
+    if (c.node().AttrInt("channels_last", 0) == 0) return GlobalPool(c);
+    ElemType e;
+    if (!StartShapedRule(c, &e)) return Status::OK();
+    std::vector<Dim> out = c.Dims(0);
+    for (size_t i = 1; i + 1 < out.size(); ++i) out[i] = Dim::Of(1);
+    c.SetTensor(0, e, out);
+    return Status::OK();
+  };
+  // onnxruntime's fused self-attention: output [B, S, Dv], present [2, B, N, P + S, H].
+  m["com.microsoft:Attention"] = [](InferContext& c) {
+    if (!c.HasShape(0) || c.Rank(0) != 3) {
+      c.SetTensor(0, ElemType::kFloat);
+      return Status::OK();
+    }
+    const auto& x = c.Dims(0);
+    const std::vector<int64_t> qkv = c.node().AttrInts("qkv_hidden_sizes");
+    const int64_t heads = c.node().AttrInt("num_heads", 0);
+    Dim dv, head;
+    if (qkv.size() == 3) {
+      dv = Dim::Of(qkv[2]);
+      if (heads > 0) head = Dim::Of(qkv[1] / heads);
+    } else if (c.HasShape(1) && c.Rank(1) == 2 && c.Dims(1)[1].known()) {
+      dv = Dim::Of(c.Dims(1)[1].value / 3);
+      if (heads > 0) head = Dim::Of(c.Dims(1)[1].value / 3 / heads);
+    }
+    c.SetTensor(0, ElemType::kFloat, {x[0], x[1], dv});
+    if (c.HasOutput(1)) {
+      Dim total;
+      if (!c.HasInput(4) && x[1].known()) total = x[1];
+      else if (c.HasInput(4) && c.HasShape(4) && c.Rank(4) == 5 && c.Dims(4)[3].known() && x[1].known())
+        total = Dim::Of(c.Dims(4)[3].value + x[1].value);
+      c.SetTensor(1, ElemType::kFloat, {Dim::Of(2), x[0], heads > 0 ? Dim::Of(heads) : Dim{}, total, head});
+    }
+    return Status::OK();
+  };
+  // onnxruntime's fused BERT embeddings: output and embedding_sum [B, S, H], mask_index [B] int32.
+  m["com.microsoft:EmbedLayerNormalization"] = [](InferContext& c) {
+    Dim b, s, h;
+    if (c.HasShape(0) && c.Rank(0) == 2) {
+      b = c.Dims(0)[0];
+      s = c.Dims(0)[1];
+    }
+    if (c.HasShape(2) && c.Rank(2) == 2) h = c.Dims(2)[1];
+    c.SetTensor(0, ElemType::kFloat, {b, s, h});
+    if (c.HasOutput(1)) c.SetTensor(1, ElemType::kInt32, {b});
+    if (c.HasOutput(2)) c.SetTensor(2, ElemType::kFloat, {b, s, h});
+    return Status::OK();
+  };
+  // onnxruntime's blockwise-quantized MatMul: A's dims with the last one N, A's type.
+  m["com.microsoft:MatMulNBits"] = [](InferContext& c) {
+    ElemType e;
+    if (!StartShapedRule(c, &e)) return Status::OK();
+    std::vector<Dim> out = c.Dims(0);
+    const int64_t n = c.node().AttrInt("N", -1);
+    if (!out.empty()) out.back() = n > 0 ? Dim::Of(n) : Dim{};
+    c.SetTensor(0, e, out);
+    return Status::OK();
+  };
+  // onnxruntime's Gemm + activation: Gemm's shapes.
+  m["com.microsoft:FusedGemm"] = Gemm;
+  // onnxruntime's quantized Gemm: [M, N] of y_zero_point's type, float without it.
+  m["com.microsoft:QGemm"] = [](InferContext& c) {
+    ElemType e = ElemType::kFloat;
+    if (c.HasInput(8)) {
+      e = c.InputElem(8);
+      if (e == ElemType::kUndefined) return Status::OK();
+    }
+    if (!c.HasShape(0) || !c.HasShape(3)) {
+      c.SetTensor(0, e);
+      return Status::OK();
+    }
+    const auto& a = c.Dims(0);
+    const auto& b = c.Dims(3);
+    if (a.size() != 2 || b.size() != 2)
+      return c.Fail(StrCat("A and B must be 2-D, got input shapes ", c.InputShapes()));
+    const bool ta = c.node().AttrInt("transA", 0) != 0, tb = c.node().AttrInt("transB", 0) != 0;
+    Dim k;
+    if (!UnifyDim(ta ? a[0] : a[1], tb ? b[1] : b[0], &k))
+      return c.Fail(StrCat("inner dimensions of input 0 (A) and input 3 (B) do not match for input shapes ",
+                           c.InputShapes(), " (transA=", ta, ", transB=", tb, ")"));
+    c.SetTensor(0, e, {ta ? a[1] : a[0], tb ? b[0] : b[1]});
+    return Status::OK();
+  };
 }
 
 }  // namespace shape_inference

@@ -258,19 +258,26 @@ Status Flatten(InferContext& ctx) {
 
 // ---- Concat / Split --------------------------------------------------------
 
-Status Concat(InferContext& ctx) {
+// Concat over inputs first, first + step, ...: every input for Concat; the
+// X of each (X, X_scale, X_zero_point) for com.microsoft QLinearConcat.
+Status ConcatOf(InferContext& ctx, size_t start, size_t step) {
   ElemType e = ElemType::kUndefined;
-  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+  size_t e_at = 0;
+  for (size_t i = start; i < ctx.num_inputs(); i += step) {
     ElemType ei = ctx.InputElem(i);
     if (ei == ElemType::kUndefined) continue;
-    if (e == ElemType::kUndefined) e = ei;
-    else if (e != ei)
-      return ctx.Fail(StrCat("input element types ", ElemTypeName(e), " and ", ElemTypeName(ei), " differ"));
+    if (e == ElemType::kUndefined) {
+      e = ei;
+      e_at = i;
+    } else if (e != ei) {
+      return ctx.Fail(StrCat("input element types ", ElemTypeName(e), " and ", ElemTypeName(ei),
+                             " differ (inputs ", e_at, " and ", i, ")"));
+    }
   }
   if (e == ElemType::kUndefined) return Status::OK();
   const Attribute* axis_attr = ctx.node().Attr("axis");
   int64_t rank = -1;
-  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+  for (size_t i = start; i < ctx.num_inputs(); i += step) {
     if (!ctx.HasShape(i)) continue;
     int64_t ri = ctx.Rank(i);
     if (rank < 0) rank = ri;
@@ -289,7 +296,7 @@ Status Concat(InferContext& ctx) {
   int64_t sum = 0;
   size_t n_shaped = 0;
   Dim only;
-  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+  for (size_t i = start; i < ctx.num_inputs(); i += step) {
     if (!ctx.HasInput(i)) continue;
     if (!ctx.HasShape(i)) { all_known = false; continue; }
     const auto& d = ctx.Dims(i);
@@ -304,12 +311,12 @@ Status Concat(InferContext& ctx) {
     only = d[static_cast<size_t>(axis)];
     if (!only.known() || __builtin_add_overflow(sum, only.value, &sum)) all_known = false;
   }
-  out[static_cast<size_t>(axis)] = all_known ? Dim::Of(sum) : (n_shaped == 1 && ctx.num_inputs() == 1 ? only : Dim{});
+  out[static_cast<size_t>(axis)] = all_known ? Dim::Of(sum) : (n_shaped == 1 && ctx.num_inputs() == start + 1 ? only : Dim{});
   ctx.SetTensor(0, e, out);
   // Concatenation of tracked 1-D integer values (torch's shape lists).
-  if (rank == 1) {
+  if (rank == 1 && step == 1) {
     IntData r;
-    for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    for (size_t i = start; i < ctx.num_inputs(); i += step) {
       if (!ctx.HasInput(i)) continue;
       const IntData* d = ctx.Data(i);
       if (!d || r.size() + d->size() > kMaxData) return Status::OK();
@@ -322,6 +329,8 @@ Status Concat(InferContext& ctx) {
   }
   return Status::OK();
 }
+
+Status Concat(InferContext& ctx) { return ConcatOf(ctx, 0, 1); }
 
 Status Split(InferContext& ctx) {
   ElemType e = ctx.InputElem(0);
@@ -683,6 +692,7 @@ void RegisterTensorRules(RuleMap& m) {
   m["Transpose"] = Transpose;
   m["Flatten"] = Flatten;
   m["Concat"] = Concat;
+  m["com.microsoft:QLinearConcat"] = [](InferContext& c) { return ConcatOf(c, 2, 3); };
   m["Split"] = Split;
   m["Gather"] = Gather;
   m["GatherElements"] = GatherElements;

@@ -44,7 +44,10 @@ bool IsFloatTensor(const Graph& graph, const std::string& value) {
 
 bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   Node& conv = graph.nodes[i];
-  if (!conv.domain.empty() || conv.op_type != "Conv" || conv.outputs.size() != 1 || conv.inputs.empty()) return false;
+  // A Conv, or a FusedConv that conv_add_fusion made (a residual sum, no activation yet).
+  const bool plain = conv.domain.empty() && conv.op_type == "Conv";
+  const bool summed = conv.domain == kFusedDomain && conv.op_type == "FusedConv" && !conv.Attr("activation");
+  if ((!plain && !summed) || conv.outputs.size() != 1 || conv.inputs.empty()) return false;
   if (!IsFloatTensor(graph, conv.inputs[0])) return false;
   const std::string& y = conv.outputs[0];
   if (!idx.HasSingleUse(y)) return false;

@@ -20,6 +20,7 @@ const std::vector<Entry>& Entries() {
       {{"shape_folding", "ShapeToInitializer", kOptimizeBasic}, optimizer::FoldShapes},
       {{"constant_folding", "ConstantFolding", kOptimizeBasic}, optimizer::FoldConstants},
       {{"conv_bn_fusion", "ConvBNFusion", kOptimizeExtended}, optimizer::FuseConvBatchNorm},
+      {{"conv_add_fusion", "ConvAddFusion", kOptimizeExtended}, optimizer::FuseConvAdd},
       {{"conv_activation_fusion", "ConvActivationFusion", kOptimizeExtended}, optimizer::FuseConvActivation},
       {{"matmul_add_fusion", "MatMulAddFusion", kOptimizeExtended}, optimizer::FuseMatMulAdd},
   };

@@ -22,6 +22,7 @@ Status FoldConstants(Graph& graph, const OptimizerContext& ctx, bool* changed);/
 Status FoldShapes(Graph& graph, const OptimizerContext& ctx, bool* changed);// shape_folding.cc
 Status FuseConvBatchNorm(Graph& graph, const OptimizerContext& ctx, bool* changed);// conv_bn_fusion.cc
 Status FuseConvActivation(Graph& graph, const OptimizerContext& ctx, bool* changed);// conv_activation_fusion.cc
+Status FuseConvAdd(Graph& graph, const OptimizerContext& ctx, bool* changed);// conv_add_fusion.cc
 Status FuseMatMulAdd(Graph& graph, const OptimizerContext& ctx, bool* changed);// matmul_add_fusion.cc
 
 // Who produces and who reads each value of one graph, as of when it was built;

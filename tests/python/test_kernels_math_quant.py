@@ -1,7 +1,7 @@
 """CPU kernels for math, bitwise, quantization and normalization operators:
 trigonometric and hyperbolic functions, IsNaN/IsInf, Bitwise*, BitShift,
 PRelu, Hardmax, Det, QuantizeLinear/DequantizeLinear, MatMulInteger,
-DynamicQuantizeLinear (a function body over QuantizeLinear),
+DynamicQuantizeLinear (a kernel of its own, two vectorized passes),
 InstanceNormalization, LpNormalization, LRN. Each model runs through
 onyxruntime and is compared with onnx.reference.ReferenceEvaluator and, where
 it supports the opset and types, onnxruntime."""
@@ -533,15 +533,55 @@ def test_matmul_integer_bad_zero_point_names_node_and_input():
                   "mmi", "input 2")
 
 
-def test_dynamic_quantize_linear_runs_through_quantize_linear():
-    x = np.array([[-3.5, 0.0, 1.2], [2.75, 7.0, -0.1]], np.float32)
+def _dql_model(shape):
     m = helper.make_model(helper.make_graph(
-        [helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"])], "g",
-        [_vi("x", TensorProto.FLOAT, [2, 3])],
-        [_vi("y", TensorProto.UINT8, [2, 3]), _vi("s", TensorProto.FLOAT, []), _vi("z", TensorProto.UINT8, [])]),
+        [helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"], name="dql")], "g",
+        [_vi("x", TensorProto.FLOAT, shape)],
+        [_vi("y", TensorProto.UINT8, shape), _vi("s", TensorProto.FLOAT, []), _vi("z", TensorProto.UINT8, [])]),
         opset_imports=[helper.make_opsetid("", 11)])
     m.ir_version = 8
-    _check(m, {"x": x}, rtol=1e-6)
+    return m
+
+
+def test_dynamic_quantize_linear():
+    x = np.array([[-3.5, 0.0, 1.2], [2.75, 7.0, -0.1]], np.float32)
+    _check(_dql_model([2, 3]), {"x": x}, rtol=1e-6)
+
+
+# Lengths around the SIMD widths (4, 8, 16 floats) so the vector bodies and
+# their tails both run; ranges all positive, all negative and mixed, and
+# values exactly halfway between two steps (round half to even).
+@pytest.mark.parametrize("n", [1, 7, 15, 16, 17, 33, 1000, 4099])
+@pytest.mark.parametrize("kind", ["mixed", "positive", "negative", "halves"])
+def test_dynamic_quantize_linear_vector_paths(n, kind):
+    if kind == "mixed":
+        x = RNG.standard_normal(n).astype(np.float32) * 3
+    elif kind == "positive":
+        x = RNG.uniform(0.5, 4.0, n).astype(np.float32)
+    elif kind == "negative":
+        x = -RNG.uniform(0.5, 4.0, n).astype(np.float32)
+    else:
+        x = (np.arange(n, dtype=np.float32) % 256 - 128) + 0.5  # scale 1: .5 steps tie
+        x[0] = -128.0
+        x[-1] = 127.0 if n > 1 else x[-1]
+    _check(_dql_model([n]), {"x": x}, rtol=1e-6)
+
+
+def test_dynamic_quantize_linear_all_zero_scale_one_like_onnxruntime():
+    x = np.zeros((3, 5), np.float32)
+    y, s, z = _ours(_dql_model([3, 5]), {"x": x})
+    ref = ort.InferenceSession(_dql_model([3, 5]).SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x})
+    assert (y == 0).all() and s == ref[1] and z == ref[2] == 0
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_dynamic_quantize_linear_non_finite_names_index(bad):
+    x = np.ones(40, np.float32)
+    x[23] = bad
+    msg = _fails_at_run(_dql_model([40]), {"x": x}, "dql", "DynamicQuantizeLinear", "input 0 (x)", "flat index 23")
+    sess = rt.InferenceSession(_dql_model([40]).SerializeToString(), providers=["CPUExecutionProvider"])
+    assert sess.run(None, {"x": np.ones(40, np.float32)})[2] == 0, msg  # the session stays usable
 
 
 # --------------------------------------------------------------------------

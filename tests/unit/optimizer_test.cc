@@ -221,7 +221,10 @@ TEST(Optimizer, ConvBnFusionFoldsChainsAndSiblingsInOnePassEach) {
   b.Output("Y");
   Graph g = Optimized(b, kOptimizeExtended);
   EXPECT_EQ(Count(g, "BatchNormalization"), 0);
-  EXPECT_EQ(Count(g, "Conv"), 2);
+  // The Add of the two folded convs then becomes one FusedConv's residual input.
+  EXPECT_EQ(Count(g, "Conv"), 1);
+  EXPECT_EQ(Count(g, "FusedConv"), 1);
+  EXPECT_EQ(Count(g, "Add"), 0);
   ExpectSameResults(b, {{"X", {1, 3, 9, 9}}});
 }
 

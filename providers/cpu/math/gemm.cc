@@ -1,7 +1,15 @@
 // Gemm: Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M,N].
+// The same kernel runs onnxruntime's com.microsoft FusedGemm (its optimizer
+// fuses Gemm + activation): Gemm's attributes plus `activation` (Relu,
+// LeakyRelu, Tanh, Sigmoid, HardSigmoid, Elu, Selu, Softsign, Softplus,
+// ThresholdedRelu) whose own attributes are prefixed "activation_"
+// (activation_alpha, activation_beta, activation_gamma), applied to Y.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <type_traits>
 
 #include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/common/fast_math.h"
@@ -56,9 +64,76 @@ bool SelectBlasKernels() {
 
 [[maybe_unused]] const bool kBlasKernelsSelected = SelectBlasKernels();
 
+// FusedGemm's activation: y = f(y) with the ONNX operator's formula and
+// default parameters.
+struct GemmActivation {
+  enum class Kind { kNone, kRelu, kLeakyRelu, kTanh, kSigmoid, kHardSigmoid, kElu, kSelu, kSoftsign, kSoftplus,
+                    kThresholdedRelu };
+  Kind kind = Kind::kNone;
+  float alpha = 0.f, beta = 0.f, gamma = 0.f;
+
+  Status Parse(const KernelInfo& info) {
+    const Attribute* a = info.Attr("activation");
+    if (a == nullptr) return Status::OK();
+    const std::string& k = a->s;
+    struct Entry {
+      const char* name;
+      Kind kind;
+      float alpha, beta, gamma;
+    };
+    static const Entry kKinds[] = {
+        {"Relu", Kind::kRelu, 0.f, 0.f, 0.f},
+        {"LeakyRelu", Kind::kLeakyRelu, 0.01f, 0.f, 0.f},
+        {"Tanh", Kind::kTanh, 0.f, 0.f, 0.f},
+        {"Sigmoid", Kind::kSigmoid, 0.f, 0.f, 0.f},
+        {"HardSigmoid", Kind::kHardSigmoid, 0.2f, 0.5f, 0.f},
+        {"Elu", Kind::kElu, 1.f, 0.f, 0.f},
+        {"Selu", Kind::kSelu, 1.67326319217681884765625f, 0.f, 1.05070102214813232421875f},
+        {"Softsign", Kind::kSoftsign, 0.f, 0.f, 0.f},
+        {"Softplus", Kind::kSoftplus, 0.f, 0.f, 0.f},
+        {"ThresholdedRelu", Kind::kThresholdedRelu, 1.f, 0.f, 0.f},
+    };
+    for (const Entry& e : kKinds) {
+      if (k != e.name) continue;
+      kind = e.kind;
+      alpha = info.AttrFloat("activation_alpha", e.alpha);
+      beta = info.AttrFloat("activation_beta", e.beta);
+      gamma = info.AttrFloat("activation_gamma", e.gamma);
+      return Status::OK();
+    }
+    return MakeError(ErrorCode::kNotImplemented, info.node().Describe(), ": activation '", k,
+                     "' is not supported (Relu, LeakyRelu, Tanh, Sigmoid, HardSigmoid, Elu, Selu, Softsign, Softplus, "
+                     "ThresholdedRelu are)");
+  }
+
+  template <typename T>
+  void Apply(T* y, int64_t n) const {
+    const T a = static_cast<T>(alpha), b = static_cast<T>(beta), g = static_cast<T>(gamma);
+    for (int64_t i = 0; i < n; ++i) {
+      const T v = y[i];
+      switch (kind) {
+        case Kind::kNone: return;
+        case Kind::kRelu: y[i] = v > T(0) ? v : T(0); break;
+        case Kind::kLeakyRelu: y[i] = v >= T(0) ? v : a * v; break;
+        case Kind::kTanh: y[i] = std::tanh(v); break;
+        case Kind::kSigmoid:
+          y[i] = v >= T(0) ? T(1) / (T(1) + std::exp(-v)) : std::exp(v) / (T(1) + std::exp(v));
+          break;
+        case Kind::kHardSigmoid: y[i] = std::max(T(0), std::min(T(1), a * v + b)); break;
+        case Kind::kElu: y[i] = v >= T(0) ? v : a * (std::exp(v) - T(1)); break;
+        case Kind::kSelu: y[i] = v > T(0) ? g * v : g * (a * std::exp(v) - a); break;
+        case Kind::kSoftsign: y[i] = v / (T(1) + std::abs(v)); break;
+        case Kind::kSoftplus: y[i] = v > T(0) ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)); break;
+        case Kind::kThresholdedRelu: y[i] = v > a ? v : T(0); break;
+      }
+    }
+  }
+};
+
 class GemmKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo& info) {
+    if (info.node().op_type == "FusedGemm") ONYX_RETURN_IF_ERROR(act_.Parse(info));
     trans_a_ = info.AttrInt("transA", 0);
     trans_b_ = info.AttrInt("transB", 0);
     ONYX_CHECK(trans_a_ == 0 || trans_a_ == 1, ErrorCode::kInvalidGraph, "Gemm: attribute transA must be 0 or 1, got ",
@@ -133,6 +208,7 @@ class GemmKernel final : public OpKernel {
       }
       BlasGemm<T>(trans_a_ != 0, trans_b_ != 0, M, N, K, static_cast<T>(alpha_), a->data<T>(), a->dims()[1],
                   b->data<T>(), b->dims()[1], beta, out, N, ctx.threads(), nullptr, &packed_b_);
+      if constexpr (std::is_floating_point<T>::value) act_.Apply(out, M * N);
       return Status::OK();
     });
   }
@@ -142,6 +218,7 @@ class GemmKernel final : public OpKernel {
   int64_t trans_b_ = 0;
   float alpha_ = 1.0f;
   float beta_ = 1.0f;
+  GemmActivation act_;  // FusedGemm only
   // B packed at Init when it is a constant float (adds about its size again).
   sgemm::Packed packed_b_;
 };
@@ -151,6 +228,8 @@ class GemmKernel final : public OpKernel {
 ONYX_REGISTER_KERNEL(GemmKernel, "", "Gemm", 1, kMaxVersion,
                      {ElemType::kFloat, ElemType::kDouble, ElemType::kInt32, ElemType::kInt64, ElemType::kUint32,
                       ElemType::kUint64, ElemType::kFloat16, ElemType::kBFloat16});
+ONYX_REGISTER_KERNEL(GemmKernel, "com.microsoft", "FusedGemm", 1, kMaxVersion,
+                     {ElemType::kFloat, ElemType::kDouble, ElemType::kFloat16, ElemType::kBFloat16});
 
 std::string CpuCodePath() {
   (void)kBlasKernelsSelected;  // the selection above has run

@@ -200,9 +200,9 @@ inline Status ResolveConv(const Names& nm, const Dims& xd, const Dims& wd, const
 }
 
 // Fills rows [row_begin, row_end) of the [C*kvol, out_size] column matrix for
-// the channels starting at `x` ([C, in...]).
+// the channels starting at `x` ([C, in...]); padding reads as `pad`.
 template <typename T>
-void Im2Col(const T* x, const Geom& g, int64_t row_begin, int64_t row_end, T* col) {
+void Im2Col(const T* x, const Geom& g, int64_t row_begin, int64_t row_end, T* col, T pad = T(0)) {
   const size_t nd = g.nd;
   const int64_t ow_n = g.out[nd - 1], iw_n = g.in[nd - 1], sw = g.s[nd - 1];
   const int64_t outer = g.out_size / std::max<int64_t>(ow_n, 1);
@@ -218,16 +218,16 @@ void Im2Col(const T* x, const Geom& g, int64_t row_begin, int64_t row_end, T* co
     for (int64_t oi = 0; oi < outer; ++oi, dst += ow_n) {
       int64_t in_off = 0;
       if (!TapRowOffset(g, o, kk, g.in, &in_off)) {
-        std::fill(dst, dst + ow_n, T(0));
+        std::fill(dst, dst + ow_n, pad);
       } else {
         const T* src = xc + in_off * iw_n + off_w;
-        std::fill(dst, dst + lo, T(0));
+        std::fill(dst, dst + lo, pad);
         if (sw == 1) {
           std::copy(src + lo, src + hi, dst + lo);
         } else {
           for (int64_t w = lo; w < hi; ++w) dst[w] = src[w * sw];
         }
-        std::fill(dst + hi, dst + ow_n, T(0));
+        std::fill(dst + hi, dst + ow_n, pad);
       }
       NextRowIndex(nd, g.out, &o);
     }

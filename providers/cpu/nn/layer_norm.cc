@@ -1,5 +1,9 @@
 // LayerNormalization (opset 17): each row (the dims from `axis` on, which are
 // contiguous) is normalized to zero mean and unit variance, then scaled and shifted.
+// The same kernel runs onnxruntime's SimplifiedLayerNormalization (RMS norm,
+// which it registers in the default domain, version 1, and its optimizer and
+// LLaMA-style exporters write): inputs X, scale; outputs Y, inv_std_var;
+//   Y = X / sqrt(mean(X^2) + epsilon) * scale   (no mean subtracted, no bias).
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -57,13 +61,14 @@ bool SameShapeIgnoringLeadingOnes(const Dims& a, const Dims& b) {
 
 class LayerNormKernel final : public OpKernel {
  public:
+  explicit LayerNormKernel(bool simplified = false) : simplified_(simplified) {}
+
   Status Init(const KernelInfo& info) {
     axis_ = info.AttrInt("axis", -1);
     epsilon_ = info.AttrFloat("epsilon", 1e-5f);
-    ONYX_CHECK(epsilon_ >= 0.f, ErrorCode::kInvalidGraph, "LayerNormalization: attribute epsilon must be >= 0, got ",
-               epsilon_);
+    ONYX_CHECK(epsilon_ >= 0.f, ErrorCode::kInvalidGraph, op(), ": attribute epsilon must be >= 0, got ", epsilon_);
     const int64_t stash = info.AttrInt("stash_type", 1);
-    ONYX_CHECK(stash == 1, ErrorCode::kNotImplemented, "LayerNormalization: stash_type ", stash,
+    ONYX_CHECK(stash == 1, ErrorCode::kNotImplemented, op(), ": stash_type ", stash,
                " is not implemented (only 1, float)");
     return Status::OK();
   }
@@ -76,13 +81,14 @@ class LayerNormKernel final : public OpKernel {
     const Tensor* scale = nullptr;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &scale));
-    const Tensor* bias = ctx.Input(2);
+    const Tensor* bias = simplified_ ? nullptr : ctx.Input(2);
     const Dims& xd = x->dims();
     const int64_t rank = static_cast<int64_t>(xd.size());
-    ONYX_CHECK_ARG(axis_ >= -rank && axis_ < rank, "LayerNormalization: attribute axis ", axis_,
-                   " is out of range for input X ", ShapeToString(xd));
-    ONYX_CHECK_ARG(scale->type() == x->type() && (bias == nullptr || bias->type() == x->type()),
-                   "LayerNormalization: inputs X, Scale and B must have the same element type");
+    ONYX_CHECK_ARG(axis_ >= -rank && axis_ < rank, op(), ": attribute axis ", axis_, " is out of range for input X ",
+                   ShapeToString(xd));
+    ONYX_CHECK_ARG(scale->type() == x->type() && (bias == nullptr || bias->type() == x->type()), op(),
+                   ": inputs X, Scale", simplified_ ? "" : " and B", " must have the same element type, got ",
+                   ElemTypeName(x->type()), " and ", ElemTypeName(scale->type()));
     const size_t axis = static_cast<size_t>(axis_ < 0 ? axis_ + rank : axis_);
     const Dims norm_shape(xd.begin() + axis, xd.end());
     const int64_t cols = ShapeSize(norm_shape);
@@ -91,17 +97,20 @@ class LayerNormKernel final : public OpKernel {
     Dims stat_dims(xd.begin(), xd.begin() + axis);
     stat_dims.resize(xd.size(), 1);
     Tensor* y = ctx.Output(0, xd, x->type());
-    Tensor* mean_out = ctx.OutputCount() > 1 ? ctx.Output(1, stat_dims, ElemType::kFloat) : nullptr;
-    Tensor* inv_out = ctx.OutputCount() > 2 ? ctx.Output(2, stat_dims, ElemType::kFloat) : nullptr;
+    // Simplified: outputs Y, inv_std_var.
+    const int mean_at = simplified_ ? -1 : 1, inv_at = simplified_ ? 1 : 2;
+    Tensor* mean_out = mean_at > 0 && ctx.OutputCount() > mean_at ? ctx.Output(mean_at, stat_dims, ElemType::kFloat)
+                                                                  : nullptr;
+    Tensor* inv_out = ctx.OutputCount() > inv_at ? ctx.Output(inv_at, stat_dims, ElemType::kFloat) : nullptr;
 
-    return DispatchFloat(x->type(), "LayerNormalization", [&](auto tag) -> Status {
+    return DispatchFloat(x->type(), op(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       // Usually Scale and B already have the normalized shape; otherwise expand them once.
       std::vector<T> scale_buf, bias_buf;
       const T* sv = scale->data<T>();
       const T* bv = bias ? bias->data<T>() : nullptr;
       if (!SameShapeIgnoringLeadingOnes(scale->dims(), norm_shape)) {
-        ONYX_CHECK_ARG(ExpandTo<T>(*scale, norm_shape, &scale_buf), "LayerNormalization: input Scale ",
+        ONYX_CHECK_ARG(ExpandTo<T>(*scale, norm_shape, &scale_buf), op(), ": input Scale ",
                        ShapeToString(scale->dims()), " does not broadcast to ", ShapeToString(norm_shape),
                        " (input X ", ShapeToString(xd), ", axis ", axis_, ")");
         sv = scale_buf.data();
@@ -125,8 +134,9 @@ class LayerNormKernel final : public OpKernel {
           // Two passes (mean, then squared deviations) avoid the cancellation
           // of E[x^2] - E[x]^2 on rows with a large mean.
           T sum = 0;
-          for (int64_t i = 0; i < cols; ++i) sum += src[i];
-          const T mean = sum / static_cast<T>(cols);
+          if (!simplified_)
+            for (int64_t i = 0; i < cols; ++i) sum += src[i];
+          const T mean = sum / static_cast<T>(cols);  // 0 when simplified
           T sq = 0;
           for (int64_t i = 0; i < cols; ++i) sq += (src[i] - mean) * (src[i] - mean);
           const T inv = T(1) / std::sqrt(sq / static_cast<T>(cols) + eps);
@@ -144,6 +154,9 @@ class LayerNormKernel final : public OpKernel {
   }
 
  private:
+  const char* op() const { return simplified_ ? "SimplifiedLayerNormalization" : "LayerNormalization"; }
+
+  bool simplified_ = false;
   int64_t axis_ = -1;
   float epsilon_ = 1e-5f;
 };
@@ -151,5 +164,6 @@ class LayerNormKernel final : public OpKernel {
 }  // namespace
 
 ONYX_REGISTER_KERNEL(LayerNormKernel, "", "LayerNormalization", 17, kMaxVersion, FloatOrHalfTypes());
+ONYX_REGISTER_KERNEL(LayerNormKernel, "", "SimplifiedLayerNormalization", 1, kMaxVersion, FloatOrHalfTypes(), true);
 
 }  // namespace onyx

@@ -1,6 +1,9 @@
 // MaxPool, AveragePool (NCHW, 1 to 3 spatial dims), GlobalMaxPool and
-// GlobalAveragePool (any rank).
+// GlobalAveragePool (any rank); onnxruntime's quantized com.microsoft
+// QLinearAveragePool and QLinearGlobalAveragePool (int8/uint8, per-tensor
+// scales), which onnxruntime.quantization writes in QOperator format.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -8,6 +11,7 @@
 
 #include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/common/half_float.h"
+#include "providers/cpu/quantization/qlinear_common.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -335,6 +339,151 @@ class GlobalPoolKernel final : public OpKernel {
   }
 };
 
+// The scales and zero points of the quantized pools: x's (inputs 1, 2), y's (3, 4).
+const char* const kPoolQNames[4] = {"x_scale", "x_zero_point", "y_scale", "y_zero_point"};
+
+// Hands the float AveragePool one dequantized input and takes its float
+// output, for QLinearAveragePool.
+class FloatPoolContext final : public KernelContext {
+ public:
+  FloatPoolContext(KernelContext& outer, const Tensor* x) : outer_(outer), x_(x) {}
+  int InputCount() const override { return 1; }
+  const Tensor* Input(int i) const override { return i == 0 ? x_ : nullptr; }
+  int OutputCount() const override { return 1; }
+  Tensor* Output(int i, const Dims& dims, ElemType type) override {
+    if (i != 0) return nullptr;
+    y_ = Tensor(type, dims);
+    return &y_;
+  }
+  ThreadPool* threads() const override { return outer_.threads(); }
+  bool terminate_requested() const override { return outer_.terminate_requested(); }
+  const Tensor& y() const { return y_; }
+
+ private:
+  KernelContext& outer_;
+  const Tensor* x_;
+  Tensor y_;
+};
+
+// onnxruntime's QLinearAveragePool: X dequantized to float, AveragePool in
+// float (its attributes), y = saturate(round_half_even(avg / y_scale + y_zp)).
+// Inputs X, x_scale, x_zero_point?, y_scale, y_zero_point?.
+class QLinearAveragePoolKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo& info) {
+    ONYX_CHECK(info.AttrInt("channels_last", 0) == 0, ErrorCode::kNotImplemented,
+               "QLinearAveragePool: attribute channels_last=1 (NHWC) is not supported");
+    return pool_.Init(info);
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const char* op = "QLinearAveragePool";
+    const Tensor* x = nullptr;
+    qlinear::QParam qx, qy;
+    ONYX_RETURN_IF_ERROR(qlinear::ReadUnaryQParams(ctx, op, kPoolQNames, &x, &qx, &qy));
+    const float xs = qx.scale, ys = qy.scale;
+    const int32_t xz = qx.zp, yz = qy.zp;
+    return DispatchOver(qlinear::Int8TypeSet{}, x->type(), op, [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      Tensor xf(ElemType::kFloat, x->dims());
+      const T* xv = x->data<T>();
+      float* xfv = xf.data<float>();
+      for (int64_t i = 0; i < x->size(); ++i) xfv[i] = xs * static_cast<float>(static_cast<int32_t>(xv[i]) - xz);
+      FloatPoolContext fctx(ctx, &xf);
+      ONYX_RETURN_IF_ERROR(pool_.Compute(fctx));
+      const Tensor& yf = fctx.y();
+      Tensor* y = ctx.Output(0, yf.dims(), x->type());
+      if (y == nullptr) return Status::OK();
+      const float* yfv = yf.data<float>();
+      T* yv = y->data<T>();
+      const float lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+      for (int64_t i = 0; i < y->size(); ++i) {
+        const float v = std::nearbyint(yfv[i] / ys + static_cast<float>(yz));
+        yv[i] = static_cast<T>(v < lo ? lo : (v > hi ? hi : v));
+      }
+      return Status::OK();
+    });
+  }
+
+ private:
+  PoolKernel<PoolKind::kAverage> pool_;
+};
+
+// onnxruntime's QLinearGlobalAveragePool (MLAS): an exact integer sum over
+// each channel's image, then
+//   y = saturate(round_half_even(float(sum - x_zp * n) * (x_scale / (y_scale * n))) + y_zp).
+// channels_last=1 reads NHWC ([N, spatial..., C]).
+class QLinearGlobalAveragePoolKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo& info) {
+    channels_last_ = info.AttrInt("channels_last", 0) != 0;
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const char* op = "QLinearGlobalAveragePool";
+    const Tensor* x = nullptr;
+    qlinear::QParam qx, qy;
+    ONYX_RETURN_IF_ERROR(qlinear::ReadUnaryQParams(ctx, op, kPoolQNames, &x, &qx, &qy));
+    const float xs = qx.scale, ys = qy.scale;
+    const int32_t xz = qx.zp, yz = qy.zp;
+    const Dims& xd = x->dims();
+    ONYX_CHECK_ARG(xd.size() >= 3, op, ": input 0 (X) ", ShapeToString(xd), " must have rank >= 3 (N, C, spatial...)");
+    const size_t c_axis = channels_last_ ? xd.size() - 1 : 1;
+    const int64_t N = xd[0], C = xd[c_axis];
+    int64_t image = 1;
+    Dims yd = xd;
+    for (size_t j = 1; j < xd.size(); ++j) {
+      if (j == c_axis) continue;
+      image *= xd[j];
+      yd[j] = 1;
+    }
+    ONYX_CHECK_ARG(image > 0 || N * C == 0, op, ": input 0 (X) ", ShapeToString(xd), " has an empty spatial extent");
+    Tensor* y = ctx.Output(0, yd, x->type());
+    if (y == nullptr || y->size() == 0) return Status::OK();
+    const float scale = xs / (ys * static_cast<float>(image));
+    const int64_t bias = -static_cast<int64_t>(xz) * image;
+    return DispatchOver(qlinear::Int8TypeSet{}, x->type(), op, [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      const T* xv = x->data<T>();
+      T* yv = y->data<T>();
+      const float lo = static_cast<float>(std::numeric_limits<T>::min() - yz);
+      const float hi = static_cast<float>(std::numeric_limits<T>::max() - yz);
+      auto requant = [&](int64_t sum) {
+        float v = static_cast<float>(sum + bias) * scale;
+        if (std::isnan(v)) v = 0.f;
+        v = std::nearbyint(v < lo ? lo : (v > hi ? hi : v));
+        return static_cast<T>(static_cast<int32_t>(v) + yz);
+      };
+      const int64_t grain = std::max<int64_t>(1, 16384 / image);
+      if (!channels_last_) {
+        ThreadPool::For(ctx.threads(), N * C, grain, [&](int64_t begin, int64_t end) {
+          for (int64_t p = begin; p < end; ++p) {
+            int64_t sum = 0;
+            for (int64_t i = 0; i < image; ++i) sum += xv[p * image + i];
+            yv[p] = requant(sum);
+          }
+        });
+      } else {
+        ThreadPool::For(ctx.threads(), N, 1, [&](int64_t begin, int64_t end) {
+          std::vector<int64_t> sums(static_cast<size_t>(C));
+          for (int64_t n = begin; n < end; ++n) {
+            std::fill(sums.begin(), sums.end(), 0);
+            const T* in = xv + n * image * C;
+            for (int64_t i = 0; i < image; ++i)
+              for (int64_t c = 0; c < C; ++c) sums[c] += in[i * C + c];
+            for (int64_t c = 0; c < C; ++c) yv[n * C + c] = requant(sums[c]);
+          }
+        });
+      }
+      return Status::OK();
+    });
+  }
+
+ private:
+  bool channels_last_ = false;
+};
+
 }  // namespace
 
 ONYX_REGISTER_KERNEL(PoolKernel<PoolKind::kMax>, "", "MaxPool", 1, kMaxVersion,
@@ -344,5 +493,9 @@ ONYX_REGISTER_KERNEL(PoolKernel<PoolKind::kAverage>, "", "AveragePool", 1, kMaxV
 ONYX_REGISTER_KERNEL(GlobalPoolKernel<PoolKind::kMax>, "", "GlobalMaxPool", 1, kMaxVersion, FloatOrHalfTypes());
 ONYX_REGISTER_KERNEL(GlobalPoolKernel<PoolKind::kAverage>, "", "GlobalAveragePool", 1, kMaxVersion,
                      FloatOrHalfTypes());
+ONYX_REGISTER_KERNEL(QLinearAveragePoolKernel, "com.microsoft", "QLinearAveragePool", 1, kMaxVersion,
+                     qlinear::Int8TypeSet::ElemTypes());
+ONYX_REGISTER_KERNEL(QLinearGlobalAveragePoolKernel, "com.microsoft", "QLinearGlobalAveragePool", 1, kMaxVersion,
+                     qlinear::Int8TypeSet::ElemTypes());
 
 }  // namespace onyx

@@ -8,6 +8,9 @@
 // optionally mean and inv_std_var (float, input's dims with the last as 1) and
 // input_skip_bias_sum (s, like input). float, float16 and bfloat16; the 16-bit
 // floats accumulate in float.
+// The same kernel runs com.microsoft SkipSimplifiedLayerNormalization (RMS
+// norm): inputs input, skip, gamma, optional bias (input 3; no beta);
+//   output = s / sqrt(mean(s^2) + epsilon) * gamma, and mean (output 1) is 0.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -23,10 +26,11 @@ using SkipLnTypeSet = TypeSet<float, Float16, BFloat16>;
 
 class SkipLayerNormKernel final : public OpKernel {
  public:
+  explicit SkipLayerNormKernel(bool simplified = false) : simplified_(simplified) {}
+
   Status Init(const KernelInfo& info) {
     epsilon_ = info.AttrFloat("epsilon", 1e-12f);
-    ONYX_CHECK(epsilon_ >= 0.f, ErrorCode::kInvalidGraph,
-               "SkipLayerNormalization: attribute epsilon must be >= 0, got ", epsilon_);
+    ONYX_CHECK(epsilon_ >= 0.f, ErrorCode::kInvalidGraph, op(), ": attribute epsilon must be >= 0, got ", epsilon_);
     return Status::OK();
   }
 
@@ -37,10 +41,11 @@ class SkipLayerNormKernel final : public OpKernel {
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &skip));
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(2, &gamma));
-    const Tensor* beta = ctx.InputCount() > 3 ? ctx.Input(3) : nullptr;
-    const Tensor* bias = ctx.InputCount() > 4 ? ctx.Input(4) : nullptr;
+    const int bias_at = simplified_ ? 3 : 4;
+    const Tensor* beta = !simplified_ && ctx.InputCount() > 3 ? ctx.Input(3) : nullptr;
+    const Tensor* bias = ctx.InputCount() > bias_at ? ctx.Input(bias_at) : nullptr;
     const Dims& xd = x->dims();
-    ONYX_CHECK_ARG(xd.size() == 2 || xd.size() == 3, "SkipLayerNormalization: input 0 (input) must be 2-D or 3-D, got ",
+    ONYX_CHECK_ARG(xd.size() == 2 || xd.size() == 3, op(), ": input 0 (input) must be 2-D or 3-D, got ",
                    ShapeToString(xd));
     const int64_t hidden = xd.back();
     const Dims& sd = skip->dims();
@@ -48,29 +53,29 @@ class SkipLayerNormKernel final : public OpKernel {
     const bool same = sd == xd;
     const bool per_seq = xd.size() == 3 && ((sd.size() == 3 && sd[0] == 1 && sd[1] == xd[1] && sd[2] == xd[2]) ||
                                             (sd.size() == 2 && sd[0] == xd[1] && sd[1] == xd[2]));
-    ONYX_CHECK_ARG(same || per_seq, "SkipLayerNormalization: input 1 (skip) of shape ", ShapeToString(sd),
+    ONYX_CHECK_ARG(same || per_seq, op(), ": input 1 (skip) of shape ", ShapeToString(sd),
                    " must match input 0 (input) ", ShapeToString(xd),
                    xd.size() == 3 ? " or its last two dimensions (with an optional leading 1)" : "");
     auto check_vec = [&](const Tensor* t, int index, const char* name) -> Status {
       if (t == nullptr) return Status::OK();
-      ONYX_CHECK_ARG(t->type() == x->type(), "SkipLayerNormalization: input ", index, " (", name, ") has type ",
+      ONYX_CHECK_ARG(t->type() == x->type(), op(), ": input ", index, " (", name, ") has type ",
                      ElemTypeName(t->type()), " but input 0 (input) has type ", ElemTypeName(x->type()));
-      ONYX_CHECK_ARG(t->rank() == 1 && t->dims()[0] == hidden, "SkipLayerNormalization: input ", index, " (", name,
+      ONYX_CHECK_ARG(t->rank() == 1 && t->dims()[0] == hidden, op(), ": input ", index, " (", name,
                      ") of shape ", ShapeToString(t->dims()), " must be 1-D of length ", hidden,
                      ", the hidden size (last dimension of input 0 (input) ", ShapeToString(xd), ")");
       return Status::OK();
     };
-    ONYX_CHECK_ARG(skip->type() == x->type(), "SkipLayerNormalization: input 1 (skip) has type ",
+    ONYX_CHECK_ARG(skip->type() == x->type(), op(), ": input 1 (skip) has type ",
                    ElemTypeName(skip->type()), " but input 0 (input) has type ", ElemTypeName(x->type()));
     ONYX_RETURN_IF_ERROR(check_vec(gamma, 2, "gamma"));
     ONYX_RETURN_IF_ERROR(check_vec(beta, 3, "beta"));
-    ONYX_RETURN_IF_ERROR(check_vec(bias, 4, "bias"));
+    ONYX_RETURN_IF_ERROR(check_vec(bias, bias_at, "bias"));
 
     Dims stat_dims = xd;
     stat_dims.back() = 1;
     const int64_t rows = ShapeSize(Dims(xd.begin(), xd.end() - 1));
     const int64_t skip_rows = same ? rows : xd[1];  // per_seq: skip row r % S
-    return DispatchOver(SkipLnTypeSet{}, x->type(), "SkipLayerNormalization", [&](auto tag) -> Status {
+    return DispatchOver(SkipLnTypeSet{}, x->type(), op(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       using C = typename CalcType<T>::type;
       Tensor* y = ctx.Output(0, xd, x->type());
@@ -104,7 +109,7 @@ class SkipLayerNormKernel final : public OpKernel {
             for (int64_t i = 0; i < hidden; ++i) sumv[r * hidden + i] = static_cast<T>(s[i]);
           // Two passes (mean, then squared deviations): no cancellation on rows
           // with a large mean.
-          const C mean = total / static_cast<C>(hidden);
+          const C mean = simplified_ ? C(0) : total / static_cast<C>(hidden);
           C sq = 0;
           for (int64_t i = 0; i < hidden; ++i) sq += (s[i] - mean) * (s[i] - mean);
           const C inv = C(1) / std::sqrt(sq / static_cast<C>(hidden) + static_cast<C>(epsilon_));
@@ -125,6 +130,9 @@ class SkipLayerNormKernel final : public OpKernel {
   }
 
  private:
+  const char* op() const { return simplified_ ? "SkipSimplifiedLayerNormalization" : "SkipLayerNormalization"; }
+
+  bool simplified_ = false;
   float epsilon_ = 1e-12f;
 };
 
@@ -132,5 +140,7 @@ class SkipLayerNormKernel final : public OpKernel {
 
 ONYX_REGISTER_KERNEL(SkipLayerNormKernel, "com.microsoft", "SkipLayerNormalization", 1, kMaxVersion,
                      SkipLnTypeSet::ElemTypes());
+ONYX_REGISTER_KERNEL(SkipLayerNormKernel, "com.microsoft", "SkipSimplifiedLayerNormalization", 1, kMaxVersion,
+                     SkipLnTypeSet::ElemTypes(), true);
 
 }  // namespace onyx

@@ -8,6 +8,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/quantization/int8_gemm.h"
 #include "providers/cpu/quantization/int_matmul_shape.h"
 #include "providers/kernel.h"
 
@@ -38,7 +39,10 @@ Status ReadZeroPoint(const Tensor* z, const Tensor& of, int index, const char* z
 
 class MatMulIntegerKernel final : public OpKernel {
  public:
-  Status Init(const KernelInfo&) { return Status::OK(); }
+  Status Init(const KernelInfo& info) {
+    weights_.Init(info, 1);
+    return Status::OK();
+  }
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* A = nullptr;
@@ -57,6 +61,8 @@ class MatMulIntegerKernel final : public OpKernel {
 
     Tensor* Y = ctx.Output(0, sh.out_dims, ElemType::kInt32);
     if (Y == nullptr || Y->size() == 0) return Status::OK();
+    for (const Tensor* t : {A, B})
+      ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, t->type(), "MatMulInteger", [](auto) { return Status::OK(); }));
     int32_t* y = Y->data<int32_t>();
     const int64_t batches = ShapeSize(batch);
     std::vector<int64_t> a_of(static_cast<size_t>(batches)), b_of(static_cast<size_t>(batches));
@@ -65,39 +71,28 @@ class MatMulIntegerKernel final : public OpKernel {
       std::fill(y, y + Y->size(), 0);
       return Status::OK();
     }
-    return DispatchOver(Int8TypeSet{}, A->type(), "MatMulInteger", [&](auto atag) -> Status {
-      using TA = typename decltype(atag)::type;
-      return DispatchOver(Int8TypeSet{}, B->type(), "MatMulInteger", [&](auto btag) -> Status {
-        using TB = typename decltype(btag)::type;
-        const TA* a = A->data<TA>();
-        const TB* b = B->data<TB>();
-        // B less its zero points, once per distinct B matrix.
-        const int64_t bmats = ShapeSize(sh.bbatch);
-        std::vector<int32_t> bz(static_cast<size_t>(bmats * K * N));
-        for (int64_t m = 0; m < bmats; ++m)
-          for (int64_t k = 0; k < K; ++k)
-            for (int64_t n = 0; n < N; ++n)
-              bz[(m * K + k) * N + n] = static_cast<int32_t>(b[(m * K + k) * N + n]) - zb[n];
-        ThreadPool::For(ctx.threads(), batches * M, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, K * N)),
-                        [&](int64_t begin, int64_t end) {
-          for (int64_t row = begin; row < end; ++row) {
-            const int64_t bi = row / M, m = row % M;
-            const TA* ar = a + (a_of[bi] * M + m) * K;
-            const int32_t* bm = bz.data() + b_of[bi] * K * N;
-            int32_t* yr = y + row * N;
-            std::fill(yr, yr + N, 0);
-            for (int64_t k = 0; k < K; ++k) {
-              const int32_t av = static_cast<int32_t>(ar[k]) - za[m];
-              if (av == 0) continue;
-              const int32_t* br = bm + k * N;
-              for (int64_t n = 0; n < N; ++n) yr[n] += av * br[n];
-            }
-          }
-        });
-        return Status::OK();
-      });
-    });
+    std::vector<int8gemm::PackedB> scratch;
+    const std::vector<int8gemm::PackedB>& packed =
+        weights_.Get(*B, K, N, ShapeSize(sh.bbatch), ctx.threads(), &scratch);
+    for (int64_t bi = 0; bi < batches; ++bi) {
+      int8gemm::GemmArgs args;
+      args.M = M;
+      args.a = static_cast<const uint8_t*>(A->raw()) + a_of[bi] * M * K;
+      args.a_signed = A->type() == ElemType::kInt8;
+      args.lda = K;
+      args.za = za.data();
+      args.za_per_row = true;
+      args.zb = zb.data();
+      args.zb_per_column = true;
+      args.c = y + bi * M * N;
+      args.ldc = N;
+      int8gemm::Gemm(args, packed[b_of[bi]], ctx.threads());
+    }
+    return Status::OK();
   }
+
+ private:
+  int8gemm::PackedWeights weights_;
 };
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/quantization/int8_gemm.h"
 #include "providers/cpu/quantization/int_matmul_shape.h"
 #include "providers/kernel.h"
 
@@ -66,7 +67,10 @@ Status ReadZeroPoints(const Tensor* z, const Tensor& of, const char* op, int ind
 class MatMulIntegerToFloatKernel final : public OpKernel {
  public:
   explicit MatMulIntegerToFloatKernel(bool dynamic) : dynamic_(dynamic) {}
-  Status Init(const KernelInfo&) { return Status::OK(); }
+  Status Init(const KernelInfo& info) {
+    weights_.Init(info, 1);
+    return Status::OK();
+  }
 
   Status Compute(KernelContext& ctx) const override {
     const char* op = dynamic_ ? "DynamicQuantizeMatMul" : "MatMulIntegerToFloat";
@@ -101,48 +105,30 @@ class MatMulIntegerToFloatKernel final : public OpKernel {
                      ShapeToString(bias->dims()), " must be float and 1-D of length ", N, ", the columns of input 1 (B)");
     }
 
-    // A less its zero point, as int32.
+    // A as stored, or (dynamic) quantized to uint8, with its zero point.
     const int64_t a_count = A->size();
-    std::vector<int32_t> a_shift(static_cast<size_t>(a_count));
+    std::vector<uint8_t> a_quant;
+    const void* a_data = A->raw();
+    bool a_signed = A->type() == ElemType::kInt8;
+    int32_t a_zero = 0;
     float a_scale = 1.f;
     if (dynamic_) {
       const float* a = A->data<float>();
-      float lo = 0.f, hi = 0.f;
-      for (int64_t i = 0; i < a_count; ++i) {
-        ONYX_CHECK_ARG(std::isfinite(a[i]), op, ": input 0 (A) holds ", a[i], " at flat index ", i,
-                       ", which cannot be quantized");
-        lo = std::min(lo, a[i]);
-        hi = std::max(hi, a[i]);
-      }
-      a_scale = hi == lo ? 1.f : (hi - lo) / 255.f;
-      const float zp = std::nearbyint(std::max(0.f, std::min(255.f, 0.f - lo / a_scale)));
-      for (int64_t i = 0; i < a_count; ++i) {
-        const float q = std::nearbyint(a[i] / a_scale) + zp;
-        a_shift[i] = static_cast<int32_t>(q < 0.f ? 0.f : (q > 255.f ? 255.f : q)) - static_cast<int32_t>(zp);
-      }
+      const int64_t bad = int8gemm::DynamicQuantizeParams(a, a_count, &a_scale, &a_zero);
+      ONYX_CHECK_ARG(bad < 0, op, ": input 0 (A) holds ", bad < 0 ? 0.f : a[bad], " at flat index ", bad,
+                     ", which cannot be quantized");
+      a_quant.resize(static_cast<size_t>(a_count));
+      int8gemm::QuantizeU8(a, a_count, a_scale, a_zero, a_quant.data());
+      a_data = a_quant.data();
+      a_signed = false;
     } else {
       const Tensor* a_scale_t = nullptr;
       ONYX_RETURN_IF_ERROR(ctx.RequiredInput(2, &a_scale_t));
       ONYX_RETURN_IF_ERROR(ReadScales(*a_scale_t, op, 2, "a_scale", false, 1, &ascale));
       a_scale = ascale[0];
       ONYX_RETURN_IF_ERROR(ReadZeroPoints(opt(4), *A, op, 4, "a_zero_point", "input 0 (A)", false, 1, &azp));
-      ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, A->type(), op, [&](auto tag) -> Status {
-        using T = typename decltype(tag)::type;
-        const T* a = A->data<T>();
-        for (int64_t i = 0; i < a_count; ++i) a_shift[i] = static_cast<int32_t>(a[i]) - azp[0];
-        return Status::OK();
-      }));
+      a_zero = azp[0];
     }
-    // B less its zero points, once per distinct B matrix.
-    const int64_t bmats = ShapeSize(sh.bbatch);
-    std::vector<int32_t> b_shift(static_cast<size_t>(bmats * K * N));
-    ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, B->type(), op, [&](auto tag) -> Status {
-      using T = typename decltype(tag)::type;
-      const T* b = B->data<T>();
-      for (int64_t i = 0; i < bmats * K; ++i)
-        for (int64_t n = 0; n < N; ++n) b_shift[i * N + n] = static_cast<int32_t>(b[i * N + n]) - bzp[n];
-      return Status::OK();
-    }));
     std::vector<float> col_scale(static_cast<size_t>(N));
     for (int64_t n = 0; n < N; ++n) col_scale[n] = a_scale * bscale[n];
 
@@ -150,32 +136,41 @@ class MatMulIntegerToFloatKernel final : public OpKernel {
     if (Y == nullptr || Y->size() == 0) return Status::OK();
     float* y = Y->data<float>();
     const float* bv = bias != nullptr ? bias->data<float>() : nullptr;
+    std::vector<int8gemm::PackedB> scratch;
+    const std::vector<int8gemm::PackedB>& packed =
+        weights_.Get(*B, K, N, ShapeSize(sh.bbatch), ctx.threads(), &scratch);
     const int64_t batches = ShapeSize(sh.batch);
-    std::vector<int64_t> a_of(static_cast<size_t>(batches)), b_of(static_cast<size_t>(batches));
-    for (int64_t bi = 0; bi < batches; ++bi) sh.Offsets(bi, &a_of[bi], &b_of[bi]);
-    ThreadPool::For(ctx.threads(), batches * M, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, K * N)),
-                    [&](int64_t begin, int64_t end) {
-      std::vector<int32_t> acc(static_cast<size_t>(N));
-      for (int64_t row = begin; row < end; ++row) {
-        const int64_t bi = row / M, m = row % M;
-        const int32_t* ar = a_shift.data() + (a_of[bi] * M + m) * K;
-        const int32_t* bm = b_shift.data() + b_of[bi] * K * N;
-        std::fill(acc.begin(), acc.end(), 0);
-        for (int64_t k = 0; k < K; ++k) {
-          const int32_t av = ar[k];
-          if (av == 0) continue;
-          const int32_t* br = bm + k * N;
-          for (int64_t n = 0; n < N; ++n) acc[n] += av * br[n];
+    for (int64_t bi = 0; bi < batches; ++bi) {
+      int64_t oa = 0, ob = 0;
+      sh.Offsets(bi, &oa, &ob);
+      float* yb = y + bi * M * N;
+      int8gemm::GemmArgs args;
+      args.M = M;
+      args.a = static_cast<const uint8_t*>(a_data) + oa * M * K;
+      args.a_signed = a_signed;
+      args.lda = K;
+      args.za = &a_zero;
+      args.zb = bzp.data();
+      args.zb_per_column = true;
+      args.epilogue = [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1, const int32_t* c, int64_t ldc) {
+        for (int64_t m = m0; m < m1; ++m) {
+          const int32_t* cr = c + (m - m0) * ldc;
+          float* yr = yb + m * N;
+          if (bv != nullptr) {
+            for (int64_t n = n0; n < n1; ++n) yr[n] = static_cast<float>(cr[n - n0]) * col_scale[n] + bv[n];
+          } else {
+            for (int64_t n = n0; n < n1; ++n) yr[n] = static_cast<float>(cr[n - n0]) * col_scale[n] + 0.f;
+          }
         }
-        float* yr = y + row * N;
-        for (int64_t n = 0; n < N; ++n) yr[n] = static_cast<float>(acc[n]) * col_scale[n] + (bv ? bv[n] : 0.f);
-      }
-    });
+      };
+      int8gemm::Gemm(args, packed[ob], ctx.threads());
+    }
     return Status::OK();
   }
 
  private:
   bool dynamic_;
+  int8gemm::PackedWeights weights_;
 };
 
 }  // namespace

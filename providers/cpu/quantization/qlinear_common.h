@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/framework/tensor.h"
+#include "providers/kernel.h"
 #include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/math/blas.h"
 
@@ -61,6 +62,9 @@ inline Status ReadZeroPoints(const Tensor* t, const Tensor* like, const char* op
 inline Status ReadScales(const Tensor* t, const char* op, int index, const char* name, int64_t count,
                          const char* per, int64_t n, bool positive, std::vector<float>* out) {
   ONYX_CHECK_ARG(t != nullptr, op, ": input ", index, " (", name, ") is required");
+  ONYX_CHECK_ARG(t->type() == ElemType::kFloat || t->type() == ElemType::kFloat16 || t->type() == ElemType::kBFloat16,
+                 op, ": input ", index, " (", name, ") must be float, float16 or bfloat16, got ",
+                 ElemTypeName(t->type()));
   bool per_channel = false;
   ONYX_RETURN_IF_ERROR(CheckCount(*t, op, index, name, count, per, &per_channel));
   out->resize(static_cast<size_t>(n));
@@ -76,6 +80,36 @@ inline Status ReadScales(const Tensor* t, const char* op, int index, const char*
                      ") must be finite and > 0, got ", (*out)[i], per_channel ? " at index " : "",
                      per_channel ? std::to_string(i) : std::string());
   return Status::OK();
+}
+
+// One per-tensor scale (input `si`, `sname`) and optional zero point (input
+// si + 1, `zname`) of the quantized tensor `like` (the zero point must have
+// its type); `positive`: the scale is divided by.
+struct QParam {
+  float scale = 1.f;
+  int32_t zp = 0;
+};
+
+inline Status ReadQParam(const KernelContext& ctx, const char* op, int si, const char* sname, const char* zname,
+                         const Tensor* like, bool positive, QParam* out) {
+  std::vector<float> s;
+  std::vector<int32_t> z;
+  ONYX_RETURN_IF_ERROR(ReadScales(ctx.Input(si), op, si, sname, -1, "", 1, positive, &s));
+  const Tensor* zt = si + 1 < ctx.InputCount() ? ctx.Input(si + 1) : nullptr;
+  ONYX_RETURN_IF_ERROR(ReadZeroPoints(zt, like, op, si + 1, zname, -1, "", 1, &z));
+  out->scale = s[0];
+  out->zp = z[0];
+  return Status::OK();
+}
+
+// The inputs of onnxruntime's quantized unary ops: X (input 0), its scale and
+// zero point (inputs 1, 2), the output's scale and zero point (3, 4), named
+// `names` = {X's scale, X's zero point, Y's scale, Y's zero point}.
+inline Status ReadUnaryQParams(const KernelContext& ctx, const char* op, const char* const names[4], const Tensor** X,
+                               QParam* qx, QParam* qy) {
+  ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, X));
+  ONYX_RETURN_IF_ERROR(ReadQParam(ctx, op, 1, names[0], names[1], *X, false, qx));
+  return ReadQParam(ctx, op, 3, names[2], names[3], *X, true, qy);
 }
 
 // a * b / c in the scales' own type S (each step rounded to S, as numpy does
@@ -111,6 +145,12 @@ inline void ExactIntGemm(int64_t M, int64_t N, int64_t K, const float* A, int64_
   }
 }
 
+// Note for the loops over 8-bit data here and in the kernels: a store through
+// uint8_t* may alias any object, so a loop that reads lambda captures (by
+// reference) while storing uint8_t reloads them every element and does not
+// vectorize; such loops copy their captures into locals first.
+
+
 // round_half_even(acc * multiplier) + zero_point, saturated to Q (NaN, from
 // a NaN scale, gives the zero point).
 template <typename Q>
@@ -119,6 +159,31 @@ Q Requantize(double acc, float multiplier, int32_t zero_point) {
   if (std::isnan(v)) v = zero_point;
   const double lo = std::numeric_limits<Q>::min(), hi = std::numeric_limits<Q>::max();
   return static_cast<Q>(v < lo ? lo : (v > hi ? hi : v));
+}
+
+// out[i] = Requantize<Q>(acc[i] + bias, multiplier[i * mult_stride],
+// zero_point) for i < n (mult_stride 0: one multiplier), in loops the
+// compiler vectorizes: adding and taking away 1.5 * 2^52 rounds half to even
+// as nearbyint does for |x| < 2^51, and larger values saturate either way.
+template <typename Q>
+void RequantizeRow(const int32_t* acc, int64_t n, double bias, const float* multiplier, int64_t mult_stride,
+                   int32_t zero_point, Q* out) {
+  constexpr double kLo = std::numeric_limits<Q>::min(), kHi = std::numeric_limits<Q>::max();
+  constexpr double kRound = 6755399441055744.0;
+  const double zp = zero_point;
+  auto one = [&](int32_t a, double mult) {
+    const double x = (static_cast<double>(a) + bias) * mult;
+    double v = ((x + kRound) - kRound) + zp;
+    v = v != v ? zp : v;
+    v = v < kLo ? kLo : (v > kHi ? kHi : v);
+    return static_cast<Q>(static_cast<int32_t>(v));
+  };
+  if (mult_stride == 0) {
+    const double mult = multiplier[0];
+    for (int64_t i = 0; i < n; ++i) out[i] = one(acc[i], mult);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = one(acc[i], static_cast<double>(multiplier[i * mult_stride]));
+  }
 }
 
 }  // namespace qlinear

@@ -2,16 +2,18 @@
 // (providers/cpu/nn/conv_geometry.h) over int8/uint8 data less its zero
 // points; x's zero point is per tensor, w's per tensor or per output channel.
 // Padding reads as the zero point (zero once it is subtracted), as in the
-// reference and onnxruntime. The sums come exactly from a DGEMM per (image,
-// group) over im2col columns (ExactIntGemm, qlinear_common.h); ConvInteger returns them
-// as int32, QLinearConv adds the int32 bias and requantizes each output
-// channel with x_scale * w_scale[m] / y_scale.
+// reference and onnxruntime. The sums come exactly from an integer GEMM per
+// (image, group) over im2col columns (int8gemm::Gemm, int8_gemm.h);
+// ConvInteger returns them as int32, QLinearConv adds the int32 bias and
+// requantizes each output channel with x_scale * w_scale[m] / y_scale.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "providers/cpu/math/blas.h"
 #include "providers/cpu/nn/conv_geometry.h"
+#include "providers/cpu/quantization/int8_gemm.h"
 #include "providers/cpu/quantization/qlinear_common.h"
 #include "providers/kernel.h"
 
@@ -50,64 +52,72 @@ Status ResolveShapes(const conv::Names& nm, const conv::Attrs& a, const Tensor& 
   return Status::OK();
 }
 
+// Receives output channels [m0, m1) and output positions [p0, p1) of image
+// n: acc(m, p) = c[(m - m0) * ldc + (p - p0)].
+using ConvEpilogue = std::function<void(int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c,
+                                        int64_t ldc)>;
+
 // acc[n, m, :] = sum over channels of the group and kernel taps of
-// (x - zx) * (w[m] - zw[m]), exact (ExactIntGemm).
+// (x - zx) * (w[m] - zw[m]), exact: per (image, group) one int8gemm::Gemm of
+// w [Mg, Kc] by the im2col columns of x [Kc, out] (x itself for a 1x1,
+// stride-1, unpadded kernel), whose padding reads as zx.
 Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, const Tensor& x, int32_t zx,
-                  const Tensor& w, const std::vector<int32_t>& zw, const conv::Geom& g, std::vector<double>* acc) {
+                  const Tensor& w, const std::vector<int32_t>& zw, const conv::Geom& g, const ConvEpilogue& emit) {
   const int64_t N = x.dims()[0], C = x.dims()[1], M = w.dims()[0];
   const int64_t Cg = C / group, Mg = M / group, Kc = Cg * g.kvol, OS = g.out_size;
   ONYX_CHECK_ARG(FitsBlasInt(Mg) && FitsBlasInt(Kc) && FitsBlasInt(OS), nm.op, ": ", nm.x, " ",
                  ShapeToString(x.dims()), " and ", nm.w, " ", ShapeToString(w.dims()), " are too large for one GEMM");
-  acc->assign(static_cast<size_t>(N * M * OS), 0.0);
-  if (acc->empty()) return Status::OK();
-  std::vector<float> wz(static_cast<size_t>(M * Kc));
-  ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, w.type(), nm.op, [&](auto tag) -> Status {
-    using TW = typename decltype(tag)::type;
-    const TW* wv = w.data<TW>();
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t k = 0; k < Kc; ++k) wz[m * Kc + k] = static_cast<float>(static_cast<int32_t>(wv[m * Kc + k]) - zw[m]);
-    return Status::OK();
-  }));
+  if (N * M * OS == 0) return Status::OK();
+  for (const Tensor* t : {&x, &w})
+    ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, t->type(), nm.op, [](auto) { return Status::OK(); }));
   bool pointwise = true;
   for (size_t j = 0; j < g.nd; ++j)
     pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
-  return DispatchOver(Int8TypeSet{}, x.type(), nm.op, [&](auto tag) -> Status {
-    using TX = typename decltype(tag)::type;
-    const TX* xv = x.data<TX>();
-    // One (image, group): the group's channels less zx, im2col, one GEMM.
-    // `pool`: null inside work already spread over the pool.
-    auto unit = [&](int64_t u, std::vector<float>* img, std::vector<float>* cols, std::vector<float>* scratch,
-                    ThreadPool* pool) {
-      const int64_t n = u / group, grp = u % group;
-      const TX* src = xv + (n * C + grp * Cg) * g.in_size;
-      img->resize(static_cast<size_t>(Cg * g.in_size));
-      for (int64_t i = 0; i < Cg * g.in_size; ++i) (*img)[i] = static_cast<float>(static_cast<int32_t>(src[i]) - zx);
-      const float* rhs = img->data();
-      if (!pointwise) {
-        cols->resize(static_cast<size_t>(Kc * OS));
-        conv::Im2Col<float>(img->data(), g, 0, Kc, cols->data());
-        rhs = cols->data();
-      }
-      qlinear::ExactIntGemm(Mg, OS, Kc, wz.data() + grp * Mg * Kc, Kc, rhs, OS, acc->data() + (n * M + grp * Mg) * OS,
-                            OS, scratch, pool);
-    };
-    const int64_t units = N * group;
-    const double work = static_cast<double>(Mg) * OS * Kc;
-    if (work <= kBlasSingleThreadWork && units > 1) {
-      ThreadPool::For(ctx.threads(), units, std::max<int64_t>(1, static_cast<int64_t>(65536.0 / std::max(work, 1.0))),
-                      [&](int64_t begin, int64_t end) {
-                        std::vector<float> img, cols, scratch;
-                        for (int64_t u = begin; u < end; ++u) unit(u, &img, &cols, &scratch, nullptr);
-                      });
-    } else {
-      std::vector<float> img, cols, scratch;
-      for (int64_t u = 0; u < units; ++u) {
-        if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, nm.op, ": run terminated on request");
-        unit(u, &img, &cols, &scratch, ctx.threads());
-      }
+  const bool x_signed = x.type() == ElemType::kInt8;
+  const uint8_t pad = static_cast<uint8_t>(zx);  // zx's own bit pattern in x's type
+  const uint8_t* xv = static_cast<const uint8_t*>(x.raw());
+  const uint8_t* wv = static_cast<const uint8_t*>(w.raw());
+  // One (image, group); `pool` (may be null) parallelises inside it.
+  auto unit = [&](int64_t u, std::vector<uint8_t>* cols, ThreadPool* pool) {
+    const int64_t n = u / group, grp = u % group;
+    const uint8_t* src = xv + (n * C + grp * Cg) * g.in_size;
+    if (!pointwise) {
+      cols->resize(static_cast<size_t>(Kc * OS));
+      ThreadPool::For(pool, Kc, std::max<int64_t>(1, 16384 / std::max<int64_t>(OS, 1)),
+                      [&](int64_t begin, int64_t end) { conv::Im2Col<uint8_t>(src, g, begin, end, cols->data(), pad); });
+      src = cols->data();
     }
-    return Status::OK();
-  });
+    thread_local int8gemm::PackedB packed;  // storage reused across runs
+    packed.Repack(src, x_signed, Kc, OS, OS, pool);
+    int8gemm::GemmArgs args;
+    args.M = Mg;
+    args.a = wv + grp * Mg * Kc;
+    args.a_signed = w.type() == ElemType::kInt8;
+    args.lda = Kc;
+    args.za = zw.data() + grp * Mg;
+    args.za_per_row = true;
+    args.zb = &zx;
+    args.epilogue = [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t ldc) {
+      emit(n, grp * Mg + m0, grp * Mg + m1, p0, p1, c, ldc);
+    };
+    int8gemm::Gemm(args, packed, pool);
+  };
+  const int64_t units = N * group;
+  const double work = static_cast<double>(Mg) * OS * Kc;
+  if (work <= kBlasSingleThreadWork && units > 1) {
+    ThreadPool::For(ctx.threads(), units, std::max<int64_t>(1, static_cast<int64_t>(65536.0 / std::max(work, 1.0))),
+                    [&](int64_t begin, int64_t end) {
+                      thread_local std::vector<uint8_t> cols;
+                      for (int64_t u = begin; u < end; ++u) unit(u, &cols, nullptr);
+                    });
+  } else {
+    thread_local std::vector<uint8_t> cols;
+    for (int64_t u = 0; u < units; ++u) {
+      if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, nm.op, ": run terminated on request");
+      unit(u, &cols, ctx.threads());
+    }
+  }
+  return Status::OK();
 }
 
 class ConvIntegerKernel final : public OpKernel {
@@ -127,13 +137,15 @@ class ConvIntegerKernel final : public OpKernel {
     ONYX_RETURN_IF_ERROR(qlinear::ReadZeroPoints(ctx.Input(2), x, nm.op, 2, "x_zero_point", -1, "", 1, &zx));
     ONYX_RETURN_IF_ERROR(qlinear::ReadZeroPoints(ctx.Input(3), w, nm.op, 3, "w_zero_point", yd[1],
                                                  " (one per output channel)", yd[1], &zw));
-    std::vector<double> acc;
-    ONYX_RETURN_IF_ERROR(Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g, &acc));
     Tensor* y = ctx.Output(0, yd, ElemType::kInt32);
     if (y == nullptr) return Status::OK();
     int32_t* yv = y->data<int32_t>();
-    for (size_t i = 0; i < acc.size(); ++i) yv[i] = static_cast<int32_t>(static_cast<int64_t>(acc[i]));
-    return Status::OK();
+    const int64_t M = yd[1], OS = g.out_size;
+    return Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g,
+                      [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t ldc) {
+                        for (int64_t m = m0; m < m1; ++m)
+                          std::copy(c + (m - m0) * ldc, c + (m - m0) * ldc + (p1 - p0), yv + (n * M + m) * OS + p0);
+                      });
   }
 
  private:
@@ -176,27 +188,21 @@ class QLinearConvKernel final : public OpKernel {
                      ShapeToString(bias->dims()), " must be [", M, "] to match ", nm.w, " ",
                      ShapeToString(w->dims()));
     }
-    std::vector<double> acc;
-    ONYX_RETURN_IF_ERROR(Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g, &acc));
     Tensor* y = ctx.Output(0, yd, yz->type());
     if (y == nullptr || y->size() == 0) return Status::OK();
     std::vector<float> mult(static_cast<size_t>(M));
     for (int64_t m = 0; m < M; ++m) mult[m] = xs[0] * ws[m] / ys[0];
     const int32_t* bv = bias ? bias->data<int32_t>() : nullptr;
-    const int64_t OS = g.out_size, planes = yd[0] * M;
+    const int64_t OS = g.out_size;
     return DispatchOver(Int8TypeSet{}, yz->type(), nm.op, [&](auto tag) -> Status {
       using TY = typename decltype(tag)::type;
       TY* yv = y->data<TY>();
-      ThreadPool::For(ctx.threads(), planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(OS, 1)),
-                      [&](int64_t begin, int64_t end) {
-                        for (int64_t p = begin; p < end; ++p) {
-                          const int64_t m = p % M;
-                          const double b = bv ? bv[m] : 0.0;
-                          for (int64_t i = p * OS; i < (p + 1) * OS; ++i)
-                            yv[i] = qlinear::Requantize<TY>(acc[i] + b, mult[m], zy[0]);
-                        }
-                      });
-      return Status::OK();
+      return Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g,
+                        [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t ldc) {
+                          for (int64_t m = m0; m < m1; ++m)
+                            qlinear::RequantizeRow<TY>(c + (m - m0) * ldc, p1 - p0, bv ? bv[m] : 0.0, &mult[m], 0,
+                                                       zy[0], yv + (n * M + m) * OS + p0);
+                        });
     });
   }
 

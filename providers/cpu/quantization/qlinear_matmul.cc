@@ -4,13 +4,13 @@
 //   y = saturate(round_half_even(acc * a_scale * b_scale / y_scale) + y_zp).
 // a's and y's scale and zero point are per tensor or per row of A ([M]), b's
 // per tensor or per column of B ([N]). The multiplier is computed in the
-// scales' type, as the reference does. Exact sums from ExactIntGemm (qlinear_common.h).
+// scales' type, as the reference does. Exact sums from int8gemm::Gemm (int8_gemm.h).
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "providers/cpu/common/broadcast.h"
-#include "providers/cpu/math/blas.h"
+#include "providers/cpu/quantization/int8_gemm.h"
 #include "providers/cpu/quantization/int_matmul_shape.h"
 #include "providers/cpu/quantization/qlinear_common.h"
 #include "providers/kernel.h"
@@ -23,7 +23,10 @@ using qlinear::Int8TypeSet;
 
 class QLinearMatMulKernel final : public OpKernel {
  public:
-  Status Init(const KernelInfo&) { return Status::OK(); }
+  Status Init(const KernelInfo& info) {
+    weights_.Init(info, 3);
+    return Status::OK();
+  }
 
   Status Compute(KernelContext& ctx) const override {
     const char* op = "QLinearMatMul";
@@ -64,53 +67,40 @@ class QLinearMatMulKernel final : public OpKernel {
     Tensor* Y = ctx.Output(0, sh.out_dims, yz->type());
     if (Y == nullptr || Y->size() == 0) return Status::OK();
     const int64_t batches = ShapeSize(sh.batch);
-    const int64_t amats = ShapeSize(sh.abatch), bmats = ShapeSize(sh.bbatch);
-    // Operands less their zero points, as floats, once per distinct matrix.
-    std::vector<float> a(static_cast<size_t>(amats * M * K)), b(static_cast<size_t>(bmats * K * N));
-    ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, A->type(), op, [&](auto tag) -> Status {
-      using TA = typename decltype(tag)::type;
-      const TA* p = A->data<TA>();
-      for (int64_t i = 0; i < amats * M * K; ++i)
-        a[i] = static_cast<float>(static_cast<int32_t>(p[i]) - za[(i / K) % M]);
-      return Status::OK();
-    }));
-    ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, B->type(), op, [&](auto tag) -> Status {
-      using TB = typename decltype(tag)::type;
-      const TB* p = B->data<TB>();
-      for (int64_t i = 0; i < bmats * K * N; ++i) b[i] = static_cast<float>(static_cast<int32_t>(p[i]) - zb[i % N]);
-      return Status::OK();
-    }));
+    ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, A->type(), op, [](auto) { return Status::OK(); }));
+    ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, B->type(), op, [](auto) { return Status::OK(); }));
+    std::vector<int8gemm::PackedB> scratch;
+    const std::vector<int8gemm::PackedB>& packed =
+        weights_.Get(*B, K, N, ShapeSize(sh.bbatch), ctx.threads(), &scratch);
     return DispatchOver(Int8TypeSet{}, yz->type(), op, [&](auto tag) -> Status {
       using TY = typename decltype(tag)::type;
       TY* y = Y->data<TY>();
-      // `pool`: null inside work already spread over the pool.
-      auto one = [&](int64_t bi, std::vector<double>* c, std::vector<float>* scratch, ThreadPool* pool) {
+      for (int64_t bi = 0; bi < batches; ++bi) {
         int64_t oa = 0, ob = 0;
         sh.Offsets(bi, &oa, &ob);
-        c->resize(static_cast<size_t>(M * N));
-        qlinear::ExactIntGemm(M, N, K, a.data() + oa * M * K, K, b.data() + ob * K * N, N, c->data(), N, scratch,
-                              pool);
         TY* yb = y + bi * M * N;
-        for (int64_t m = 0; m < M; ++m)
-          for (int64_t n = 0; n < N; ++n)
-            yb[m * N + n] = qlinear::Requantize<TY>((*c)[m * N + n], mult[m * N + n], zy[m]);
-      };
-      const double work = static_cast<double>(M) * N * K;
-      if (batches > 1 && work <= kBlasSingleThreadWork) {
-        ThreadPool::For(ctx.threads(), batches, std::max<int64_t>(1, static_cast<int64_t>(65536.0 / (work + 1))),
-                        [&](int64_t begin, int64_t end) {
-                          std::vector<double> c;
-                          std::vector<float> scratch;
-                          for (int64_t bi = begin; bi < end; ++bi) one(bi, &c, &scratch, nullptr);
-                        });
-      } else {
-        std::vector<double> c;
-        std::vector<float> scratch;
-        for (int64_t bi = 0; bi < batches; ++bi) one(bi, &c, &scratch, ctx.threads());
+        int8gemm::GemmArgs args;
+        args.M = M;
+        args.a = static_cast<const uint8_t*>(A->raw()) + oa * M * K;
+        args.a_signed = A->type() == ElemType::kInt8;
+        args.lda = K;
+        args.za = za.data();
+        args.za_per_row = true;
+        args.zb = zb.data();
+        args.zb_per_column = true;
+        args.epilogue = [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1, const int32_t* c, int64_t ldc) {
+          for (int64_t m = m0; m < m1; ++m)
+            qlinear::RequantizeRow<TY>(c + (m - m0) * ldc, n1 - n0, 0.0, &mult[m * N + n0], 1, zy[m],
+                                       yb + m * N + n0);
+        };
+        int8gemm::Gemm(args, packed[ob], ctx.threads());
       }
       return Status::OK();
     });
   }
+
+ private:
+  int8gemm::PackedWeights weights_;
 };
 
 }  // namespace

@@ -1,0 +1,564 @@
+#include "providers/cpu/quantization/int8_gemm.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+
+#include "providers/cpu/common/fast_math.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define ONYX_INT8_X86 1
+#endif
+
+namespace onyx {
+namespace int8gemm {
+
+namespace {
+
+constexpr int64_t kNr = 64;   // columns per panel of packed B
+constexpr int64_t kKc = 256;  // values of K per pass: a 16 KB slice of a panel stays in L1
+constexpr int kMaxMr = 6;     // rows per micro-tile, at most
+
+inline int64_t RoundUp4(int64_t k) { return (k + 3) / 4 * 4; }
+
+// A micro-kernel: tile[MR][kNr] (+)= A' x B' over k4 groups of 4 values of
+// K. `a`: the tile's packed A, [k4][mr][4] of the path's A type; `b`: the
+// panel, [k4][kNr][4] int8.
+using KernelFn = void (*)(const void* a, const int8_t* b, int64_t k4, int32_t* tile, bool accumulate);
+
+template <int MR>
+void KernelScalar(const void* ap, const int8_t* b, int64_t k4, int32_t* tile, bool accumulate) {
+  const uint8_t* a = static_cast<const uint8_t*>(ap);
+  uint32_t r[MR][kNr];  // wraps mod 2^32, as vpdpbusd does
+  for (int i = 0; i < MR; ++i)
+    for (int64_t j = 0; j < kNr; ++j) r[i][j] = accumulate ? static_cast<uint32_t>(tile[i * kNr + j]) : 0;
+  for (int64_t k = 0; k < k4; ++k, a += MR * 4, b += kNr * 4) {
+    for (int i = 0; i < MR; ++i) {
+      const int32_t a0 = a[i * 4], a1 = a[i * 4 + 1], a2 = a[i * 4 + 2], a3 = a[i * 4 + 3];
+      for (int64_t j = 0; j < kNr; ++j)
+        r[i][j] += static_cast<uint32_t>(a0 * b[j * 4] + a1 * b[j * 4 + 1] + a2 * b[j * 4 + 2] + a3 * b[j * 4 + 3]);
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int64_t j = 0; j < kNr; ++j) tile[i * kNr + j] = static_cast<int32_t>(r[i][j]);
+}
+
+#ifdef ONYX_INT8_X86
+
+#define ONYX_INT8_AVX2 __attribute__((target("avx2")))
+#define ONYX_INT8_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2")))
+#define ONYX_INT8_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2")))
+
+inline uint32_t Load32(const void* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+inline uint64_t Load64(const void* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// vpdpbusd: each int32 lane adds four u8 x s8 products, without saturation.
+// MR x 4 zmm accumulators hold the tile.
+template <int MR>
+ONYX_INT8_VNNI void KernelVnni512(const void* ap, const int8_t* b, int64_t k4, int32_t* tile, bool accumulate) {
+  const uint8_t* a = static_cast<const uint8_t*>(ap);
+  __m512i r[MR][4];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j)
+      r[i][j] = accumulate ? _mm512_loadu_si512(tile + i * kNr + j * 16) : _mm512_setzero_si512();
+  for (int64_t k = 0; k < k4; ++k, a += MR * 4, b += kNr * 4) {
+    const __m512i b0 = _mm512_loadu_si512(b);
+    const __m512i b1 = _mm512_loadu_si512(b + 64);
+    const __m512i b2 = _mm512_loadu_si512(b + 128);
+    const __m512i b3 = _mm512_loadu_si512(b + 192);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const __m512i av = _mm512_set1_epi32(static_cast<int>(Load32(a + i * 4)));
+      r[i][0] = _mm512_dpbusd_epi32(r[i][0], av, b0);
+      r[i][1] = _mm512_dpbusd_epi32(r[i][1], av, b1);
+      r[i][2] = _mm512_dpbusd_epi32(r[i][2], av, b2);
+      r[i][3] = _mm512_dpbusd_epi32(r[i][3], av, b3);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) _mm512_storeu_si512(tile + i * kNr + j * 16, r[i][j]);
+}
+
+// AVX2: A packed as int16 ([k4][mr][4]); 16 bytes of the panel (4 columns x
+// 4 values of K) widen to int16 and vpmaddwd sums pairs exactly (|u8 x s8|
+// <= 32640), leaving two partial sums per column that vphaddd joins. The
+// panel goes in chunks of 8 columns: MR x 2 ymm accumulators.
+template <int MR>
+ONYX_INT8_AVX2 void KernelAvx2(const void* ap, const int8_t* b, int64_t k4, int32_t* tile, bool accumulate) {
+  const int16_t* a0 = static_cast<const int16_t*>(ap);
+  for (int64_t cc = 0; cc < kNr; cc += 8) {
+    __m256i r[MR][2];
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) r[i][0] = r[i][1] = _mm256_setzero_si256();
+    const int16_t* a = a0;
+    const int8_t* bp = b + cc * 4;
+    for (int64_t k = 0; k < k4; ++k, a += MR * 4, bp += kNr * 4) {
+      const __m256i b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bp)));
+      const __m256i b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bp + 16)));
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        const __m256i av = _mm256_set1_epi64x(static_cast<long long>(Load64(a + i * 4)));
+        r[i][0] = _mm256_add_epi32(r[i][0], _mm256_madd_epi16(b0, av));
+        r[i][1] = _mm256_add_epi32(r[i][1], _mm256_madd_epi16(b1, av));
+      }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      // hadd gives columns [0 1 4 5 | 2 3 6 7]; the permute puts them in order.
+      __m256i s = _mm256_permute4x64_epi64(_mm256_hadd_epi32(r[i][0], r[i][1]), 0xD8);
+      int32_t* t = tile + i * kNr + cc;
+      if (accumulate) s = _mm256_add_epi32(s, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t)));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(t), s);
+    }
+  }
+}
+
+#endif  // ONYX_INT8_X86
+
+// Packs rows [m0, m0 + mr) of A as A' (uint8; int16 when OutT is) in
+// [kp/4][mr][4], zero past K; rowsum[i] = sum over k of A'[m0 + i, k].
+template <typename OutT>
+inline __attribute__((always_inline)) void PackABody(const uint8_t* a, bool a_signed, int64_t lda, int64_t m0, int mr,
+                                                    int64_t K, int64_t kp, OutT* out, int32_t* rowsum) {
+  const uint8_t flip = a_signed ? 0x80 : 0;
+  const int64_t kfull = K & ~int64_t{3};
+  for (int i = 0; i < mr; ++i) {
+    const uint8_t* row = a + (m0 + i) * lda;
+    uint32_t sum = 0;
+    for (int64_t k = 0; k < K; ++k) sum += static_cast<uint8_t>(row[k] ^ flip);
+    rowsum[i] = static_cast<int32_t>(sum);
+    OutT* o = out + i * 4;
+    for (int64_t k = 0; k < kfull; k += 4, o += mr * 4)
+      for (int j = 0; j < 4; ++j) o[j] = static_cast<OutT>(static_cast<uint8_t>(row[k + j] ^ flip));
+    for (int64_t k = kfull; k < kp; ++k) o[k - kfull] = k < K ? static_cast<OutT>(static_cast<uint8_t>(row[k] ^ flip)) : 0;
+  }
+}
+
+// tile[i][j] -= za[i] * cb[j] + zb[j] * rs[i] (mod 2^32), the zero points'
+// share of rows [0, rows) and columns [0, cols) of a [.][kNr] tile.
+inline __attribute__((always_inline)) void CorrectBody(int32_t* tile, int64_t rows, int64_t cols, const uint32_t* za,
+                                                      const uint32_t* rs, const uint32_t* cb, const uint32_t* zb) {
+  for (int64_t i = 0; i < rows; ++i) {
+    uint32_t* r = reinterpret_cast<uint32_t*>(tile + i * kNr);
+    const uint32_t zai = za[i], rsi = rs[i];
+    for (int64_t j = 0; j < cols; ++j) r[j] -= zai * cb[j] + zb[j] * rsi;
+  }
+}
+
+using PackAFn = void (*)(const uint8_t*, bool, int64_t, int64_t, int, int64_t, int64_t, void*, int32_t*);
+using CorrectFn = void (*)(int32_t*, int64_t, int64_t, const uint32_t*, const uint32_t*, const uint32_t*,
+                           const uint32_t*);
+
+// Columns [n0, n0 + nn) of B' (B ^ flip) as one panel: out [kp/4][kNr][4],
+// every byte written (zero past K and past nn); cs[j] = their column sums.
+inline __attribute__((always_inline)) void PackPanelBody(const uint8_t* b, int64_t ldb, int64_t K, int64_t kp, int64_t n0, int64_t nn, uint8_t flip,
+               int8_t* out, int32_t* cs) {
+  for (int64_t j = 0; j < kNr; ++j) cs[j] = 0;
+  for (int64_t k = 0; k < K; ++k) {
+    const uint8_t* row = b + k * ldb + n0;
+    for (int64_t j = 0; j < nn; ++j) cs[j] += static_cast<int8_t>(row[j] ^ flip);
+  }
+  for (int64_t k0 = 0; k0 < kp; k0 += 4) {
+    int8_t* o = out + k0 * kNr;
+    const uint8_t* r0 = b + k0 * ldb + n0;
+#ifdef ONYX_INT8_X86
+    if (k0 + 4 <= K && nn == kNr) {
+      // 4 rows x 16 columns -> 16 columns x 4 rows, by byte then word unpacks (SSE2).
+      const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+      for (int64_t j = 0; j < kNr; j += 16) {
+        auto row = [&](int64_t i) {
+          return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r0 + i * ldb + j)), f);
+        };
+        const __m128i a = row(0), bb = row(1), c = row(2), d = row(3);
+        const __m128i ab_lo = _mm_unpacklo_epi8(a, bb), ab_hi = _mm_unpackhi_epi8(a, bb);
+        const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+        __m128i* dst = reinterpret_cast<__m128i*>(o + j * 4);
+        _mm_storeu_si128(dst, _mm_unpacklo_epi16(ab_lo, cd_lo));
+        _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
+        _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
+        _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+      }
+      continue;
+    }
+#endif
+    for (int64_t j = 0; j < kNr; ++j)
+      for (int64_t kk = 0; kk < 4; ++kk)
+        o[j * 4 + kk] = (j < nn && k0 + kk < K) ? static_cast<int8_t>(r0[kk * ldb + j] ^ flip) : 0;
+  }
+}
+
+using PackPanelFn = void (*)(const uint8_t*, int64_t, int64_t, int64_t, int64_t, int64_t, uint8_t, int8_t*, int32_t*);
+
+// Per path: the A packing of its A type, B's panel packing and the
+// correction, compiled for its instruction set.
+#define ONYX_INT8_HELPERS(NAME, ATTR, ATYPE)                                                                     \
+  ATTR void PackA##NAME(const uint8_t* a, bool s, int64_t lda, int64_t m0, int mr, int64_t K, int64_t kp,      \
+                        void* out, int32_t* rowsum) {                                                         \
+    PackABody(a, s, lda, m0, mr, K, kp, static_cast<ATYPE*>(out), rowsum);                                    \
+  }                                                                                                           \
+  ATTR void Correct##NAME(int32_t* t, int64_t rows, int64_t cols, const uint32_t* za, const uint32_t* rs,     \
+                          const uint32_t* cb, const uint32_t* zb) {                                           \
+    CorrectBody(t, rows, cols, za, rs, cb, zb);                                                               \
+  }                                                                                                           \
+  ATTR void PackPanel##NAME(const uint8_t* b, int64_t ldb, int64_t K, int64_t kp, int64_t n0, int64_t nn,     \
+                            uint8_t flip, int8_t* out, int32_t* cs) {                                         \
+    PackPanelBody(b, ldb, K, kp, n0, nn, flip, out, cs);                                                      \
+  }
+
+ONYX_INT8_HELPERS(Base, , uint8_t)
+#ifdef ONYX_INT8_X86
+ONYX_INT8_HELPERS(Avx2, ONYX_INT8_AVX2, int16_t)
+ONYX_INT8_HELPERS(Avx512, ONYX_INT8_AVX512, uint8_t)
+#endif
+
+// One path: its micro-kernels by row count (1..mr) and how A is packed.
+struct Impl {
+  int mr;
+  bool a_int16;  // A packed as int16 (else uint8)
+  PackAFn pack_a;
+  CorrectFn correct;
+  PackPanelFn pack_panel;
+  KernelFn kernels[kMaxMr + 1];
+};
+
+const Impl kScalarImpl = {4, false, PackABase, CorrectBase, PackPanelBase, {nullptr, KernelScalar<1>, KernelScalar<2>, KernelScalar<3>, KernelScalar<4>}};
+#ifdef ONYX_INT8_X86
+// 4 rows: 8 accumulators, 2 B vectors, A and the products stay in AVX2's
+// 16 ymm (GCC spills at 5 and 6 rows, measured ~35% slower).
+const Impl kAvx2Impl = {4, true, PackAAvx2, CorrectAvx2, PackPanelAvx2, {nullptr, KernelAvx2<1>, KernelAvx2<2>, KernelAvx2<3>, KernelAvx2<4>}};
+const Impl kVnniImpl = {6,
+                        false,
+                        PackAAvx512,
+                        CorrectAvx512,
+                        PackPanelAvx512,
+                        {nullptr, KernelVnni512<1>, KernelVnni512<2>, KernelVnni512<3>, KernelVnni512<4>,
+                         KernelVnni512<5>, KernelVnni512<6>}};
+#endif
+
+Path DetectPath() {
+#ifdef ONYX_INT8_X86
+  const fastmath::Isa isa = fastmath::BestIsa();
+  __builtin_cpu_init();
+  if (isa == fastmath::Isa::kAvx512 && __builtin_cpu_supports("avx512vnni")) return Path::kAvx512Vnni;
+  if (isa >= fastmath::Isa::kAvx2) return Path::kAvx2;
+#endif
+  return Path::kScalar;
+}
+
+std::atomic<Path>& ActivePath() {
+  static std::atomic<Path> active{BestPath()};
+  return active;
+}
+
+const Impl& ImplFor(Path p) {
+#ifdef ONYX_INT8_X86
+  if (p == Path::kAvx512Vnni) return kVnniImpl;
+  if (p == Path::kAvx2) return kAvx2Impl;
+#endif
+  (void)p;
+  return kScalarImpl;
+}
+
+}  // namespace
+
+namespace {
+
+typedef float F4 __attribute__((vector_size(16)));
+typedef int32_t I4 __attribute__((vector_size(16)));
+typedef float F8 __attribute__((vector_size(32)));
+typedef int32_t I8 __attribute__((vector_size(32)));
+typedef float F16 __attribute__((vector_size(64)));
+typedef int32_t I16 __attribute__((vector_size(64)));
+
+// DynamicQuantizeLinear's two passes over W floats at a time (GCC vector
+// types: SSE2, AVX2 or AVX-512 code from one template).
+template <typename F, typename I>
+struct QuantBody {
+  static constexpr int W = sizeof(F) / sizeof(float);
+
+  // min, max, and a value that is NaN once some x is inf or NaN.
+  static inline __attribute__((always_inline)) void Range(const float* x, int64_t n, float* lo, float* hi,
+                                                         float* bad) {
+    F vlo = F{} + 0.f, vhi = vlo, vbad = vlo;
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+      F v;
+      std::memcpy(&v, x + i, sizeof(v));
+      vlo = v < vlo ? v : vlo;
+      vhi = v > vhi ? v : vhi;
+      vbad += v - v;
+    }
+    float l = 0.f, h = 0.f, b = 0.f;
+    for (int k = 0; k < W; ++k) {
+      l = vlo[k] < l ? vlo[k] : l;
+      h = vhi[k] > h ? vhi[k] : h;
+      b += vbad[k];
+    }
+    for (; i < n; ++i) {
+      l = x[i] < l ? x[i] : l;
+      h = x[i] > h ? x[i] : h;
+      b += x[i] - x[i];
+    }
+    *lo = l;
+    *hi = h;
+    *bad = b;
+  }
+
+  // Adding and taking away 1.5 * 2^23 rounds half to even (|x / s| < 2^22).
+  static inline __attribute__((always_inline)) void Quantize(const float* x, int64_t n, float s, float zp,
+                                                            uint8_t* q) {
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+      F v;
+      std::memcpy(&v, x + i, sizeof(v));
+      v = ((v / s + 12582912.f) - 12582912.f) + zp;
+      v = v < 0.f ? F{} + 0.f : v;
+      v = v > 255.f ? F{} + 255.f : v;
+      const I r = __builtin_convertvector(v, I);
+      for (int k = 0; k < W; ++k) q[i + k] = static_cast<uint8_t>(r[k]);
+    }
+    for (; i < n; ++i) {
+      float v = ((x[i] / s + 12582912.f) - 12582912.f) + zp;
+      v = v < 0.f ? 0.f : (v > 255.f ? 255.f : v);
+      q[i] = static_cast<uint8_t>(static_cast<int32_t>(v));
+    }
+  }
+};
+
+void RangeBase(const float* x, int64_t n, float* lo, float* hi, float* bad) { QuantBody<F4, I4>::Range(x, n, lo, hi, bad); }
+void QuantizeBase(const float* x, int64_t n, float s, float zp, uint8_t* q) { QuantBody<F4, I4>::Quantize(x, n, s, zp, q); }
+#ifdef ONYX_INT8_X86
+ONYX_INT8_AVX2 void RangeAvx2(const float* x, int64_t n, float* lo, float* hi, float* bad) {
+  QuantBody<F8, I8>::Range(x, n, lo, hi, bad);
+}
+ONYX_INT8_AVX2 void QuantizeAvx2(const float* x, int64_t n, float s, float zp, uint8_t* q) {
+  QuantBody<F8, I8>::Quantize(x, n, s, zp, q);
+}
+ONYX_INT8_AVX512 void RangeAvx512(const float* x, int64_t n, float* lo, float* hi, float* bad) {
+  QuantBody<F16, I16>::Range(x, n, lo, hi, bad);
+}
+ONYX_INT8_AVX512 void QuantizeAvx512(const float* x, int64_t n, float s, float zp, uint8_t* q) {
+  QuantBody<F16, I16>::Quantize(x, n, s, zp, q);
+}
+#endif
+
+}  // namespace
+
+int64_t DynamicQuantizeParams(const float* x, int64_t n, float* scale, int32_t* zero_point) {
+  float lo = 0.f, hi = 0.f, bad = 0.f;
+  const fastmath::Isa isa = fastmath::BestIsa();
+#ifdef ONYX_INT8_X86
+  if (isa == fastmath::Isa::kAvx512) RangeAvx512(x, n, &lo, &hi, &bad);
+  else if (isa == fastmath::Isa::kAvx2) RangeAvx2(x, n, &lo, &hi, &bad);
+  else RangeBase(x, n, &lo, &hi, &bad);
+#else
+  (void)isa;
+  RangeBase(x, n, &lo, &hi, &bad);
+#endif
+  if (bad != 0.f) {
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(x[i])) return i;
+  }
+  const float s = hi == lo ? 1.f : (hi - lo) / 255.f;
+  *scale = s;
+  *zero_point = static_cast<int32_t>(std::nearbyint(std::max(0.f, std::min(255.f, 0.f - lo / s))));
+  return -1;
+}
+
+void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* q) {
+  const float zp = static_cast<float>(zero_point);
+  const fastmath::Isa isa = fastmath::BestIsa();
+#ifdef ONYX_INT8_X86
+  if (isa == fastmath::Isa::kAvx512) return QuantizeAvx512(x, n, scale, zp, q);
+  if (isa == fastmath::Isa::kAvx2) return QuantizeAvx2(x, n, scale, zp, q);
+#endif
+  (void)isa;
+  QuantizeBase(x, n, scale, zp, q);
+}
+
+struct Access {
+  static const PackedB& Get(const PackedB& b) { return b; }
+  static int64_t kp(const PackedB& b) { return b.kp_; }
+  static const int8_t* panel(const PackedB& b, int64_t p) { return b.data_.get() + p * b.kp_ * kNr; }
+  static const int32_t* col_sums(const PackedB& b) { return b.col_sums_.data(); }
+};
+
+Path BestPath() {
+  static const Path best = DetectPath();
+  return best;
+}
+
+const char* PathName(Path path) {
+  switch (path) {
+    case Path::kAvx512Vnni: return "avx512vnni";
+    case Path::kAvx2: return "avx2";
+    default: return "scalar";
+  }
+}
+
+Path SetPathForTesting(Path path) {
+  if (static_cast<int>(path) > static_cast<int>(BestPath())) path = BestPath();
+  ActivePath().store(path);
+  return path;
+}
+
+PackedB PackedB::Pack(const void* b, bool b_signed, int64_t K, int64_t N, int64_t ldb, ThreadPool* pool) {
+  PackedB p;
+  p.Repack(b, b_signed, K, N, ldb, pool);
+  return p;
+}
+
+void PackedB::Repack(const void* bv, bool b_signed, int64_t K, int64_t N, int64_t ldb, ThreadPool* pool) {
+  PackedB& p = *this;
+  p.k_ = K;
+  p.n_ = N;
+  p.kp_ = RoundUp4(K);
+  p.shifted_ = !b_signed;
+  const int64_t panels = (N + kNr - 1) / kNr;
+  p.data_size_ = static_cast<size_t>(panels * p.kp_ * kNr);
+  if (p.data_size_ > p.data_capacity_) {
+    p.data_.reset(new int8_t[p.data_size_]);  // every byte is written below
+    p.data_capacity_ = p.data_size_;
+  }
+  p.col_sums_.resize(static_cast<size_t>(panels * kNr));
+  const uint8_t* b = static_cast<const uint8_t*>(bv);
+  const uint8_t flip = b_signed ? 0 : 0x80;
+  const int64_t kp = p.kp_;
+  int8_t* data = p.data_.get();
+  int32_t* sums = p.col_sums_.data();
+  const PackPanelFn pack_panel = ImplFor(ActivePath().load(std::memory_order_relaxed)).pack_panel;
+  ThreadPool::For(pool, panels, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, K * kNr)),
+                  [&](int64_t begin, int64_t end) {
+    for (int64_t pi = begin; pi < end; ++pi)
+      pack_panel(b, ldb, K, kp, pi * kNr, std::min(kNr, N - pi * kNr), flip, data + pi * kp * kNr, sums + pi * kNr);
+  });
+}
+
+void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
+  const int64_t M = g.M, N = b.N(), K = b.K();
+  if (M <= 0 || N <= 0) return;
+  const Impl& impl = ImplFor(ActivePath().load(std::memory_order_relaxed));
+  const int64_t kp = Access::kp(b), k4 = kp / 4;
+  const int MR = impl.mr;
+  const int64_t tiles = (M + MR - 1) / MR;
+  const size_t esz = impl.a_int16 ? sizeof(int16_t) : sizeof(uint8_t);
+  const int64_t tile_stride = kp * MR * static_cast<int64_t>(esz);  // bytes of packed A per tile
+
+  // A', packed per micro-tile, and its row sums.
+  // Scratch kept per thread across calls: no page faults for fresh buffers
+  // on every run.
+  // Lambdas below run on other threads: they use these pointers, never the
+  // thread_local names (which would name the other thread's buffers).
+  thread_local std::vector<uint8_t> apk_buffer;
+  thread_local std::vector<int32_t> rowsum_buffer;
+  apk_buffer.resize(static_cast<size_t>(tiles * tile_stride));
+  rowsum_buffer.resize(static_cast<size_t>(M));
+  uint8_t* const apk = apk_buffer.data();
+  int32_t* const rowsum = rowsum_buffer.data();
+  const uint8_t* a = static_cast<const uint8_t*>(g.a);
+  ThreadPool::For(pool, tiles, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, K * MR)),
+                  [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t m0 = t * MR;
+      const int mr = static_cast<int>(std::min<int64_t>(MR, M - m0));
+      impl.pack_a(a, g.a_signed, g.lda, m0, mr, K, kp, apk + t * tile_stride, rowsum + m0);
+    }
+  });
+
+  // Zero points of A' and B', and cb[n] = colsum B'[n] - K zb'[n]; all
+  // arithmetic wraps mod 2^32 (unsigned), as the sums themselves do.
+  std::vector<uint32_t> zam(static_cast<size_t>(M)), zbn(static_cast<size_t>(N)), cb(static_cast<size_t>(N));
+  for (int64_t m = 0; m < M; ++m)
+    zam[m] = static_cast<uint32_t>((g.za ? g.za[g.za_per_row ? m : 0] : 0) + (g.a_signed ? 128 : 0));
+  const int32_t* cs = Access::col_sums(b);
+  for (int64_t n = 0; n < N; ++n) {
+    zbn[n] = static_cast<uint32_t>((g.zb ? g.zb[g.zb_per_column ? n : 0] : 0) - (b.shifted() ? 128 : 0));
+    cb[n] = static_cast<uint32_t>(cs[n]) - static_cast<uint32_t>(K) * zbn[n];
+  }
+
+  const int64_t panels = (N + kNr - 1) / kNr;
+  const int64_t tiles_per_task = std::min<int64_t>(tiles, 16);
+  const int64_t mchunks = (tiles + tiles_per_task - 1) / tiles_per_task;
+  const int64_t tasks = panels * mchunks;
+  const int64_t task_work = tiles_per_task * MR * kNr * std::max<int64_t>(kp, 1);
+  ThreadPool::For(pool, tasks, std::max<int64_t>(1, (1 << 20) / task_work), [&](int64_t begin, int64_t end) {
+    thread_local std::vector<int32_t> acc;
+    acc.resize(static_cast<size_t>(tiles_per_task * MR * kNr));
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t pi = task / mchunks, t0 = (task % mchunks) * tiles_per_task;
+      const int64_t t1 = std::min(tiles, t0 + tiles_per_task);
+      const int8_t* panel = Access::panel(b, pi);
+      if (k4 == 0) std::fill(acc.begin(), acc.end(), 0);
+      for (int64_t kb = 0; kb < k4; kb += kKc / 4) {
+        const int64_t kn = std::min(kKc / 4, k4 - kb);
+        for (int64_t t = t0; t < t1; ++t) {
+          const int mr = static_cast<int>(std::min<int64_t>(MR, M - t * MR));
+          impl.kernels[mr](apk + t * tile_stride + kb * mr * 4 * static_cast<int64_t>(esz),
+                           panel + kb * kNr * 4, kn, acc.data() + (t - t0) * MR * kNr, kb > 0);
+        }
+      }
+      const int64_t n0 = pi * kNr, n1 = std::min(N, n0 + kNr);
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t m0 = t * MR, m1 = std::min(M, m0 + MR);
+        int32_t* tile = acc.data() + (t - t0) * MR * kNr;
+        impl.correct(tile, m1 - m0, n1 - n0, zam.data() + m0, reinterpret_cast<const uint32_t*>(rowsum) + m0,
+                     cb.data() + n0, zbn.data() + n0);
+        if (g.epilogue) {
+          g.epilogue(m0, m1, n0, n1, tile, kNr);
+        } else {
+          for (int64_t m = m0; m < m1; ++m)
+            std::memcpy(g.c + m * g.ldc + n0, tile + (m - m0) * kNr, static_cast<size_t>(n1 - n0) * sizeof(int32_t));
+        }
+      }
+    }
+  });
+}
+
+namespace {
+
+// Packs the `mats` [K, N] matrices of `b` into *out.
+void PackAll(const Tensor& b, int64_t K, int64_t N, int64_t mats, ThreadPool* pool, std::vector<PackedB>* out) {
+  out->clear();
+  const uint8_t* p = static_cast<const uint8_t*>(b.raw());
+  for (int64_t i = 0; i < mats; ++i)
+    out->push_back(PackedB::Pack(p + i * K * N, b.type() == ElemType::kInt8, K, N, N, pool));
+}
+
+}  // namespace
+
+void PackedWeights::Init(const KernelInfo& info, int index) {
+  const Tensor* b = info.ConstantInput(index);
+  if (b == nullptr || (b->type() != ElemType::kInt8 && b->type() != ElemType::kUint8) || b->rank() == 0) return;
+  const Dims& d = b->dims();
+  const int64_t K = d.size() == 1 ? d[0] : d[d.size() - 2], N = d.size() == 1 ? 1 : d.back();
+  PackAll(*b, K, N, K * N == 0 ? 0 : b->size() / (K * N), nullptr, &packed_);
+  source_ = b->raw();
+  dims_ = d;
+  type_ = b->type();
+}
+
+const std::vector<PackedB>& PackedWeights::Get(const Tensor& b, int64_t K, int64_t N, int64_t mats, ThreadPool* pool,
+                                               std::vector<PackedB>* scratch) const {
+  if (source_ != nullptr && b.raw() == source_ && b.dims() == dims_ && b.type() == type_ &&
+      static_cast<int64_t>(packed_.size()) == mats && (mats == 0 || (packed_[0].K() == K && packed_[0].N() == N)))
+    return packed_;
+  PackAll(b, K, N, mats, pool, scratch);
+  return *scratch;
+}
+
+}  // namespace int8gemm
+}  // namespace onyx

@@ -1,0 +1,248 @@
+// onnxruntime's quantized elementwise contrib ops (com.microsoft, version 1),
+// which onnxruntime.quantization writes in QOperator format. int8 or uint8
+// data, per-tensor scales and zero points (an omitted zero point is 0):
+//   QLinearAdd(A, A_scale, A_zp?, B, B_scale, B_zp?, C_scale, C_zp?)  numpy broadcasting
+//   QLinearMul(same inputs)
+//   QLinearSigmoid(X, X_scale, X_zp?, Y_scale, Y_zp?)
+//   QLinearLeakyRelu(X, X_scale, X_zp?, Y_scale, Y_zp?)  attribute alpha (0.01)
+//   QLinearSoftmax(X, X_scale, X_zp?, Y_scale, Y_zp?)   attributes axis, opset (required)
+// Each follows onnxruntime's float formula (its MLAS x86 kernels), rounding
+// half to even and saturating:
+//   Add: (zpC - (a_s/c_s * zpA + b_s/c_s * zpB)) + a * a_s/c_s + b * b_s/c_s
+//   Mul: (a - zpA) * (b - zpB) * (a_s * b_s / c_s) + zpC
+//   Sigmoid/LeakyRelu: a 256-entry table of quantize(f(dequantize(x)))
+//   Softmax: onnxruntime's exp table, see SoftmaxTable.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "providers/cpu/common/broadcast.h"
+#include "providers/cpu/quantization/qlinear_common.h"
+#include "providers/kernel.h"
+
+namespace onyx {
+namespace {
+
+using qlinear::Int8TypeSet;
+
+using qlinear::QParam;
+using qlinear::ReadQParam;
+
+// round_half_even(v) saturated to Q (NaN gives 0 before the zero point, as
+// x86's conversion does not; callers add no NaN here but stay defined).
+template <typename Q>
+Q SaturateRound(float v) {
+  if (std::isnan(v)) v = 0.f;
+  const float lo = static_cast<float>(std::numeric_limits<Q>::min());
+  const float hi = static_cast<float>(std::numeric_limits<Q>::max());
+  v = std::nearbyint(v);
+  return static_cast<Q>(v < lo ? lo : (v > hi ? hi : v));
+}
+
+enum class BinaryKind { kAdd, kMul };
+
+class QLinearBinaryKernel final : public OpKernel {
+ public:
+  explicit QLinearBinaryKernel(BinaryKind kind) : kind_(kind) {}
+  Status Init(const KernelInfo&) { return Status::OK(); }
+
+  Status Compute(KernelContext& ctx) const override {
+    const char* op = kind_ == BinaryKind::kAdd ? "QLinearAdd" : "QLinearMul";
+    const Tensor* A = nullptr;
+    const Tensor* B = nullptr;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &A));
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(3, &B));
+    ONYX_CHECK_ARG(B->type() == A->type(), op, ": input 3 (B) has type ", ElemTypeName(B->type()),
+                   " but input 0 (A) has type ", ElemTypeName(A->type()));
+    QParam qa, qb, qc;
+    ONYX_RETURN_IF_ERROR(ReadQParam(ctx, op, 1, "A_scale", "A_zero_point", A, false, &qa));
+    ONYX_RETURN_IF_ERROR(ReadQParam(ctx, op, 4, "B_scale", "B_zero_point", A, false, &qb));
+    ONYX_RETURN_IF_ERROR(ReadQParam(ctx, op, 6, "C_scale", "C_zero_point", A, true, &qc));
+    Dims out_dims;
+    ONYX_RETURN_IF_ERROR(BroadcastShapes(A->dims(), B->dims(), &out_dims, op));
+    BroadcastPlan plan;
+    ONYX_RETURN_IF_ERROR(plan.Init({A->dims(), B->dims()}, out_dims, op));
+    Tensor* C = ctx.Output(0, out_dims, A->type());
+    if (C == nullptr || C->size() == 0) return Status::OK();
+    return DispatchOver(Int8TypeSet{}, A->type(), op, [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      const T* a = A->data<T>();
+      const T* b = B->data<T>();
+      T* c = C->data<T>();
+      const int64_t sa = plan.inner_step(0), sb = plan.inner_step(1);
+      if (kind_ == BinaryKind::kAdd) {
+        const float rac = qa.scale / qc.scale, rbc = qb.scale / qc.scale;
+        const float fixed = static_cast<float>(qc.zp) -
+                            (rac * static_cast<float>(qa.zp) + rbc * static_cast<float>(qb.zp));
+        ParallelForEachSegment(plan, ctx.threads(), [&](int64_t off, const int64_t* in, int64_t len) {
+          // Locals: a uint8_t store may alias the captures (see qlinear_common.h).
+          const T* __restrict pa = a + in[0];
+          const T* __restrict pb = b + in[1];
+          T* __restrict pc = c + off;
+          const int64_t da = sa, db = sb;
+          const float f0 = fixed, ra = rac, rb = rbc;
+          for (int64_t i = 0; i < len; ++i)
+            pc[i] = SaturateRound<T>(f0 + static_cast<float>(pa[i * da]) * ra + static_cast<float>(pb[i * db]) * rb);
+        });
+      } else {
+        const float ratio = qa.scale * qb.scale / qc.scale;
+        const float zc = static_cast<float>(qc.zp);
+        ParallelForEachSegment(plan, ctx.threads(), [&](int64_t off, const int64_t* in, int64_t len) {
+          const T* __restrict pa = a + in[0];
+          const T* __restrict pb = b + in[1];
+          T* __restrict pc = c + off;
+          const int64_t da = sa, db = sb;
+          const int32_t za = qa.zp, zb = qb.zp;
+          const float r = ratio, z = zc;
+          for (int64_t i = 0; i < len; ++i) {
+            const int32_t p = (static_cast<int32_t>(pa[i * da]) - za) * (static_cast<int32_t>(pb[i * db]) - zb);
+            pc[i] = SaturateRound<T>(static_cast<float>(p) * r + z);
+          }
+        });
+      }
+      return Status::OK();
+    });
+  }
+
+ private:
+  BinaryKind kind_;
+};
+
+// The unary ops read X, X_scale, X_zp?, Y_scale, Y_zp? (Y's type is X's).
+const char* const kUnaryNames[4] = {"X_scale", "X_zero_point", "Y_scale", "Y_zero_point"};
+
+enum class TableKind { kSigmoid, kLeakyRelu };
+
+// y = table[x]: the table holds quantize(f(dequantize(x))) for all 256 codes.
+class QLinearTableKernel final : public OpKernel {
+ public:
+  explicit QLinearTableKernel(TableKind kind) : kind_(kind) {}
+  Status Init(const KernelInfo& info) {
+    alpha_ = info.AttrFloat("alpha", 0.01f);
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const char* op = kind_ == TableKind::kSigmoid ? "QLinearSigmoid" : "QLinearLeakyRelu";
+    const Tensor* X = nullptr;
+    QParam qx, qy;
+    ONYX_RETURN_IF_ERROR(qlinear::ReadUnaryQParams(ctx, op, kUnaryNames, &X, &qx, &qy));
+    Tensor* Y = ctx.Output(0, X->dims(), X->type());
+    if (Y == nullptr || Y->size() == 0) return Status::OK();
+    return DispatchOver(Int8TypeSet{}, X->type(), op, [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      T table[256];
+      for (int i = 0; i < 256; ++i) {
+        const T code = static_cast<T>(static_cast<uint8_t>(i));
+        const float v = qx.scale * static_cast<float>(static_cast<int32_t>(code) - qx.zp);
+        float f;
+        if (kind_ == TableKind::kSigmoid) f = v >= 0.f ? 1.f / (1.f + std::exp(-v)) : std::exp(v) / (1.f + std::exp(v));
+        else f = v >= 0.f ? v : v * alpha_;
+        table[i] = SaturateRound<T>(f / qy.scale + static_cast<float>(qy.zp));
+      }
+      const T* x = X->data<T>();
+      T* y = Y->data<T>();
+      ThreadPool::For(ctx.threads(), X->size(), 1 << 16, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) y[i] = table[static_cast<uint8_t>(x[i])];
+      });
+      return Status::OK();
+    });
+  }
+
+ private:
+  TableKind kind_;
+  float alpha_ = 0.01f;
+};
+
+// onnxruntime's QLinearSoftmax: exp((code - 255 + shift) * x_scale) for each
+// of the 256 codes, shift = max(0, log(FLT_MAX / D) - 5) / x_scale keeping the
+// sum of D terms finite. The row's maximum is aligned with the table's top, so
+// x_zero_point cancels out. y = round(e * floor(1 / y_scale) / sum) + y_zp.
+void SoftmaxTable(float x_scale, int64_t reduce_len, float* table) {
+  double shift = std::log(static_cast<double>(std::numeric_limits<float>::max()) / static_cast<double>(reduce_len));
+  shift = std::max(0.0, shift - 5.0) / x_scale;
+  for (int i = 0; i < 256; ++i)
+    table[i] = static_cast<float>(std::exp((static_cast<double>(i) - 255 + shift) * static_cast<double>(x_scale)));
+}
+
+class QLinearSoftmaxKernel final : public OpKernel {
+ public:
+  Status Init(const KernelInfo& info) {
+    const Attribute* opset = info.Attr("opset");
+    ONYX_CHECK(opset != nullptr, ErrorCode::kInvalidGraph,
+               "QLinearSoftmax: attribute opset (the Softmax opset it replaces) is required");
+    opset_ = opset->i;
+    axis_ = info.AttrInt("axis", opset_ < 13 ? 1 : -1);
+    return Status::OK();
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const char* op = "QLinearSoftmax";
+    const Tensor* X = nullptr;
+    QParam qx, qy;
+    ONYX_RETURN_IF_ERROR(qlinear::ReadUnaryQParams(ctx, op, kUnaryNames, &X, &qx, &qy));
+    const Dims& xd = X->dims();
+    const int64_t rank = static_cast<int64_t>(xd.size());
+    int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
+    ONYX_CHECK_ARG(axis >= 0 && axis < std::max<int64_t>(rank, 1), op, ": attribute axis ", axis_,
+                   " is out of range for input 0 (X) of shape ", ShapeToString(xd));
+    Tensor* Y = ctx.Output(0, xd, X->type());
+    if (Y == nullptr || Y->size() == 0) return Status::OK();
+    // Before opset 13 the rows are the input flattened at axis; from 13 on
+    // only the axis itself is reduced (a strided row).
+    int64_t outer = 1, D = 1, inner = 1;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (i < axis) outer *= xd[i];
+      else if (i == axis || opset_ < 13) D *= xd[i];
+      else inner *= xd[i];
+    }
+    float table[256];
+    SoftmaxTable(qx.scale, D, table);
+    const float y_mult = std::floor(1.f / qy.scale);
+    return DispatchOver(Int8TypeSet{}, X->type(), op, [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      const T* x = X->data<T>();
+      T* y = Y->data<T>();
+      ThreadPool::For(ctx.threads(), outer * inner, std::max<int64_t>(1, 4096 / D), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t base = (r / inner) * D * inner + r % inner;
+          int32_t xmax = std::numeric_limits<int32_t>::min();
+          for (int64_t j = 0; j < D; ++j) xmax = std::max<int32_t>(xmax, x[base + j * inner]);
+          // Table index of code v: v - xmax + 255.
+          const float* t = table + 255 - xmax;
+          float sum = 0.f;
+          for (int64_t j = 0; j < D; ++j) sum += t[static_cast<int32_t>(x[base + j * inner])];
+          for (int64_t j = 0; j < D; ++j) {
+            const float e = t[static_cast<int32_t>(x[base + j * inner])];
+            y[base + j * inner] =
+                sum > 0.f ? SaturateRound<T>(std::nearbyint(e * y_mult / sum) + static_cast<float>(qy.zp))
+                          : static_cast<T>(qy.zp);
+          }
+        }
+      });
+      return Status::OK();
+    });
+  }
+
+ private:
+  int64_t opset_ = 13;
+  int64_t axis_ = -1;
+};
+
+}  // namespace
+
+ONYX_REGISTER_KERNEL(QLinearBinaryKernel, "com.microsoft", "QLinearAdd", 1, kMaxVersion, Int8TypeSet::ElemTypes(),
+                     BinaryKind::kAdd);
+ONYX_REGISTER_KERNEL(QLinearBinaryKernel, "com.microsoft", "QLinearMul", 1, kMaxVersion, Int8TypeSet::ElemTypes(),
+                     BinaryKind::kMul);
+ONYX_REGISTER_KERNEL(QLinearTableKernel, "com.microsoft", "QLinearSigmoid", 1, kMaxVersion, Int8TypeSet::ElemTypes(),
+                     TableKind::kSigmoid);
+ONYX_REGISTER_KERNEL(QLinearTableKernel, "com.microsoft", "QLinearLeakyRelu", 1, kMaxVersion,
+                     Int8TypeSet::ElemTypes(), TableKind::kLeakyRelu);
+ONYX_REGISTER_KERNEL(QLinearSoftmaxKernel, "com.microsoft", "QLinearSoftmax", 1, kMaxVersion,
+                     Int8TypeSet::ElemTypes());
+
+}  // namespace onyx
