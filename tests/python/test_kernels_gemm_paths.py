@@ -4,13 +4,10 @@ each path runs in a fresh interpreter with ONYX_CPU_ISA set (read once, when
 the library loads), against onnx.reference.ReferenceEvaluator."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import ONYX_PYTHONPATH
+from test_cpu_path import _probe
 
 PROBE = r"""
 import json, sys
@@ -107,14 +104,9 @@ print("RESULTS " + json.dumps(results))
 
 
 def _run(isa):
-    env = dict(os.environ, PYTHONPATH=ONYX_PYTHONPATH)
-    env.pop("ONYX_CPU_ISA", None)
-    if isa is not None:
-        env["ONYX_CPU_ISA"] = isa
-    out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    line = [l for l in out.stdout.splitlines() if l.startswith("RESULTS ")][0]
-    info = [l for l in out.stdout.splitlines() if l.startswith("CPU_PATH")][0]
+    lines = _probe(isa, PROBE, timeout=300).splitlines()
+    line = [l for l in lines if l.startswith("RESULTS ")][0]
+    info = [l for l in lines if l.startswith("CPU_PATH")][0]
     return info, json.loads(line[len("RESULTS "):])
 
 
