@@ -6,7 +6,8 @@
 //   g++ -O3 -std=gnu++17 -I. -I/usr/include/x86_64-linux-gnu/openblas-pthread tests/bench/sgemm_bench.cc \
 //       providers/cpu/math/sgemm.cc providers/cpu/common/fast_math.cc core/framework/thread_pool.cc \
 //       -o build/sgemm_bench -lopenblas -lpthread
-// Run: build/sgemm_bench [threads] [seconds per shape]
+// Run: build/sgemm_bench [threads] [seconds per timing]; ONLY=text keeps the
+// shapes whose name contains it. ONYX_CPU_ISA=avx2 times the AVX2 kernel.
 #include <cblas.h>
 
 #include <algorithm>
