@@ -1,7 +1,8 @@
 // One typed GEMM for the CPU kernels (Gemm, MatMul, Conv): our packed SGEMM
-// (sgemm.h) for float where the CPU has AVX2 or AVX-512, OpenBLAS for double
-// (and float on baseline CPUs), a plain loop for integer types, so each kernel
-// is written once.
+// (sgemm.h) for float where it beats OpenBLAS (sgemm::Preferred: nearly
+// everything on AVX-512, pre-packed weights and one- or two-row products on
+// AVX2), OpenBLAS for the rest of float and for double, a plain loop for
+// integer types, so each kernel is written once.
 #pragma once
 
 #include <cblas.h>
@@ -50,7 +51,8 @@ void BlasGemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alp
     return;
   }
   if constexpr (std::is_same<T, float>::value) {
-    if (sgemm::Preferred(trans_b, M, N, K, sgemm::Usable(packed_b, false, N, K))) {
+    if (sgemm::Preferred(trans_b, M, N, K, sgemm::Usable(packed_a, true, M, K),
+                         sgemm::Usable(packed_b, false, N, K))) {
       sgemm::Gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool, packed_a, packed_b);
       return;
     }

@@ -184,7 +184,7 @@ class MatMulKernel : public OpKernel {
       // means no packing twice and no hand-off per GEMM).
       const double work = static_cast<double>(M) * N * K;
       const int threads = ctx.threads() != nullptr ? ctx.threads()->NumThreads() : 1;
-      const bool whole = std::is_same<T, float>::value && sgemm::Preferred(false, M, N, K, false) &&
+      const bool whole = std::is_same<T, float>::value && sgemm::Preferred(false, M, N, K, false, false) &&
                          p.batches >= 2 * threads;
       if (work <= kBlasSingleThreadWork || whole) {
         const int64_t min_chunk = std::max<int64_t>(1, static_cast<int64_t>(32768.0 / std::max(work, 1.0)));

@@ -148,10 +148,11 @@ Isa SetIsaForTesting(Isa isa) {
 
 bool Available() { return KernelFor(ActiveIsa()) != nullptr; }
 
-bool Preferred(bool trans_b, int64_t M, int64_t N, int64_t K, bool b_packed) {
+bool Preferred(bool trans_b, int64_t M, int64_t N, int64_t K, bool a_packed, bool b_packed) {
   if (!Available()) return false;
   if (static_cast<double>(M) * N * K <= 16.0 * 16 * 16) return false;
   if (M == 1 && trans_b && !b_packed) return false;
+  if (ActiveIsa() == Isa::kAvx2) return a_packed || b_packed || (M <= 2 && !trans_b);
   return true;
 }
 
