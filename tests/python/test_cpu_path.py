@@ -30,12 +30,13 @@ else:
 """
 
 
-def _probe(isa):
+def _probe(isa, script=PROBE, timeout=120):
+    """Runs `script` in a fresh interpreter with ONYX_CPU_ISA=isa (None: unset); its stdout."""
     env = dict(os.environ, PYTHONPATH=ONYX_PYTHONPATH)
     env.pop("ONYX_CPU_ISA", None)
     if isa is not None:
         env["ONYX_CPU_ISA"] = isa
-    out = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=timeout)
     assert out.returncode == 0, out.stderr
     return out.stdout
 

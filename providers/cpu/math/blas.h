@@ -1,5 +1,8 @@
-// One typed GEMM for the CPU kernels (Gemm, MatMul, Conv): OpenBLAS for float
-// and double, a plain loop for integer types, so each kernel is written once.
+// One typed GEMM for the CPU kernels (Gemm, MatMul, Conv): our packed SGEMM
+// (sgemm.h) for float where it beats OpenBLAS (sgemm::Preferred: nearly
+// everything on AVX-512, pre-packed weights and one- or two-row products on
+// AVX2), OpenBLAS for the rest of float and for double, a plain loop for
+// integer types, so each kernel is written once.
 #pragma once
 
 #include <cblas.h>
@@ -9,6 +12,9 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+
+#include "core/framework/thread_pool.h"
+#include "providers/cpu/math/sgemm.h"
 
 namespace onyx {
 
@@ -28,10 +34,15 @@ inline bool FitsBlasInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
 // Row-major C[M,N] = alpha * op(A) * op(B) + beta * C, where op(A) is [M,K]
 // and op(B) is [K,N]; lda/ldb/ldc are the row strides of A, B, C as stored.
 // When beta is 0, C is not read (it may hold garbage). Callers check that
-// every dimension and stride fits in int.
+// every dimension and stride fits in int. Float runs on `pool` (pass the
+// kernel's ctx.threads(); null, from code already running on the pool, runs
+// on the calling thread); `packed_a` / `packed_b` are optional pre-packed
+// forms of A / B (sgemm::PackA / PackB, e.g. of a constant weight), used when
+// they were packed for the code path in use, else the raw operand is read.
 template <typename T>
 void BlasGemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
-          const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+              const T* B, int64_t ldb, T beta, T* C, int64_t ldc, ThreadPool* pool = nullptr,
+              const sgemm::Packed* packed_a = nullptr, const sgemm::Packed* packed_b = nullptr) {
   if (M == 0 || N == 0) return;
   if (K == 0) {
     // Some BLAS builds reject lda < 1 here; the product is empty anyway.
@@ -39,6 +50,16 @@ void BlasGemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alp
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == T(0) ? T(0) : beta * C[i * ldc + j];
     return;
   }
+  if constexpr (std::is_same<T, float>::value) {
+    if (sgemm::Preferred(trans_b, M, N, K, sgemm::Usable(packed_a, true, M, K),
+                         sgemm::Usable(packed_b, false, N, K))) {
+      sgemm::Gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool, packed_a, packed_b);
+      return;
+    }
+  }
+  (void)pool;
+  (void)packed_a;
+  (void)packed_b;
   if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
     const CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans;
     const CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;

@@ -453,18 +453,19 @@ class EinsumKernel final : public OpKernel {
     for (int l : r.labels) r.dims.push_back(size[l]);
     r.data.resize(static_cast<size_t>(B * M * N));
     C* pc = r.data.data();
-    auto gemm = [&](int64_t bi) {
+    // `pool`: null inside work already spread over the pool.
+    auto gemm = [&](int64_t bi, ThreadPool* pool) {
       BlasGemm<C>(trans_a, trans_b, M, N, K, C(1), pa + bi * M * K, trans_a ? M : K, pb + bi * K * N,
-                  trans_b ? K : N, C(0), pc + bi * M * N, N);
+                  trans_b ? K : N, C(0), pc + bi * M * N, N, pool);
     };
     const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
     if (B > 1 && work <= kBlasSingleThreadWork) {
       ThreadPool::For(ctx.threads(), B, std::max<int64_t>(1, static_cast<int64_t>(kBlasSingleThreadWork / (work + 1))),
                       [&](int64_t begin, int64_t end) {
-                        for (int64_t bi = begin; bi < end; ++bi) gemm(bi);
+                        for (int64_t bi = begin; bi < end; ++bi) gemm(bi, nullptr);
                       });
     } else {
-      for (int64_t bi = 0; bi < B; ++bi) gemm(bi);
+      for (int64_t bi = 0; bi < B; ++bi) gemm(bi, ctx.threads());
     }
     r.Own();
     *out = std::move(r);

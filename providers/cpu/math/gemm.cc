@@ -142,6 +142,13 @@ class GemmKernel final : public OpKernel {
                trans_b_);
     alpha_ = info.AttrFloat("alpha", 1.0f);
     beta_ = info.AttrFloat("beta", 1.0f);
+    // A constant float B (a weight) is packed once for the GEMM's micro-kernel.
+    const Tensor* b = info.ConstantInput(1);
+    if (b != nullptr && b->type() == ElemType::kFloat && b->rank() == 2) {
+      const int64_t K = trans_b_ ? b->dims()[1] : b->dims()[0], N = trans_b_ ? b->dims()[0] : b->dims()[1];
+      if (N >= 16 && FitsBlasInt(N) && FitsBlasInt(K))
+        packed_b_ = sgemm::PackB(trans_b_ != 0, K, N, b->data<float>(), b->dims()[1]);
+    }
     return Status::OK();
   }
 
@@ -200,7 +207,7 @@ class GemmKernel final : public OpKernel {
         beta = T(0);
       }
       BlasGemm<T>(trans_a_ != 0, trans_b_ != 0, M, N, K, static_cast<T>(alpha_), a->data<T>(), a->dims()[1],
-                  b->data<T>(), b->dims()[1], beta, out, N);
+                  b->data<T>(), b->dims()[1], beta, out, N, ctx.threads(), nullptr, &packed_b_);
       if constexpr (std::is_floating_point<T>::value) act_.Apply(out, M * N);
       return Status::OK();
     });
@@ -212,6 +219,8 @@ class GemmKernel final : public OpKernel {
   float alpha_ = 1.0f;
   float beta_ = 1.0f;
   GemmActivation act_;  // FusedGemm only
+  // B packed at Init when it is a constant float (adds about its size again).
+  sgemm::Packed packed_b_;
 };
 
 }  // namespace

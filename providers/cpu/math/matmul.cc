@@ -2,6 +2,7 @@
 // dropped again), leading "batch" dims broadcast against each other.
 #include <algorithm>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -102,9 +103,23 @@ Status PlanMatMul(const Dims& ad, const Dims& bd, BatchPlan* p) {
   return Status::OK();
 }
 
+// A constant float B [K,N] (a weight), packed once for the GEMM's
+// micro-kernel, or empty. Skipped for narrow B (N below half a panel), where
+// the padded copy would mostly hold zeros.
+sgemm::Packed PackConstantB(const KernelInfo& info, bool trans_b) {
+  const Tensor* b = info.ConstantInput(1);
+  if (b == nullptr || b->type() != ElemType::kFloat || b->rank() != 2) return {};
+  const int64_t K = trans_b ? b->dims()[1] : b->dims()[0], N = trans_b ? b->dims()[0] : b->dims()[1];
+  if (N < 16 || K < 1 || !FitsBlasInt(N) || !FitsBlasInt(K)) return {};
+  return sgemm::PackB(trans_b, K, N, b->data<float>(), b->dims()[1]);
+}
+
 class MatMulKernel : public OpKernel {
  public:
-  Status Init(const KernelInfo&) { return Status::OK(); }
+  Status Init(const KernelInfo& info) {
+    packed_b_ = PackConstantB(info, false);
+    return Status::OK();
+  }
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* a = nullptr;
@@ -120,10 +135,14 @@ class MatMulKernel : public OpKernel {
 
     if (a->type() == ElemType::kFloat16) return ComputeThroughFloat<Float16>(ctx, *a, *b, p, y);
     if (a->type() == ElemType::kBFloat16) return ComputeThroughFloat<BFloat16>(ctx, *a, *b, p, y);
-    return Multiply(ctx, *a, *b, p, y);
+    return Multiply(ctx, *a, *b, p, y, 1.0, b->rank() == 2 ? &packed_b_ : nullptr);
   }
 
  protected:
+  // A constant 2-D B packed at Init (float only), else empty; the packed copy
+  // adds K x N rounded up to whole panels of floats to the session.
+  sgemm::Packed packed_b_;
+
   // 16-bit floats: widened to float, multiplied with float accumulation (as
   // onnxruntime's CPU kernels do), rounded once on the way back.
   template <typename H>
@@ -136,8 +155,9 @@ class MatMulKernel : public OpKernel {
     return Status::OK();
   }
 
+  // `packed_b`: B packed at Init (a 2-D constant), or null.
   static Status Multiply(KernelContext& ctx, const Tensor& a_in, const Tensor& b_in, const BatchPlan& p, Tensor* y,
-                         double alpha = 1.0) {
+                         double alpha = 1.0, const sgemm::Packed* packed_b = nullptr) {
     const Tensor* a = &a_in;
     const Tensor* b = &b_in;
     return DispatchNumeric(a->type(), "MatMul", [&](auto tag) -> Status {
@@ -148,22 +168,30 @@ class MatMulKernel : public OpKernel {
       const int64_t M = p.M, N = p.N, K = p.K;
       const T scale = static_cast<T>(alpha);
       if (p.fold_a) {
-        BlasGemm<T>(false, false, p.batches * M, N, K, scale, av, K, bv, N, T(0), yv, N);
+        BlasGemm<T>(false, false, p.batches * M, N, K, scale, av, K, bv, N, T(0), yv, N, ctx.threads(), nullptr,
+                    packed_b);
         return Status::OK();
       }
-      auto run = [&](int64_t begin, int64_t end) {
+      // `pool`: null inside work already spread over the pool.
+      auto gemms = [&](int64_t begin, int64_t end, ThreadPool* pool) {
         for (int64_t n = begin; n < end; ++n)
           BlasGemm<T>(false, false, M, N, K, scale, av + p.a_index[n] * M * K, K, bv + p.b_index[n] * K * N, N, T(0),
-                      yv + n * M * N, N);
+                      yv + n * M * N, N, pool, nullptr, packed_b);
       };
-      // Small GEMMs (attention heads) are single-threaded inside OpenBLAS, so
-      // spread the batches over our pool; big ones let OpenBLAS own the cores.
+      // Small GEMMs (attention heads) run whole on one thread each, spread
+      // over the pool; big ones are split across it one at a time, unless our
+      // SGEMM runs them and there are enough to share out whole (no split
+      // means no packing twice and no hand-off per GEMM).
       const double work = static_cast<double>(M) * N * K;
-      if (work <= kBlasSingleThreadWork) {
+      const int threads = ctx.threads() != nullptr ? ctx.threads()->NumThreads() : 1;
+      const bool whole = std::is_same<T, float>::value && sgemm::Preferred(false, M, N, K, false, false) &&
+                         p.batches >= 2 * threads;
+      if (work <= kBlasSingleThreadWork || whole) {
         const int64_t min_chunk = std::max<int64_t>(1, static_cast<int64_t>(32768.0 / std::max(work, 1.0)));
-        ThreadPool::For(ctx.threads(), p.batches, min_chunk, run);
+        ThreadPool::For(ctx.threads(), p.batches, min_chunk,
+                        [&](int64_t begin, int64_t end) { gemms(begin, end, nullptr); });
       } else {
-        run(0, p.batches);
+        gemms(0, p.batches, ctx.threads());
       }
       return Status::OK();
     });
@@ -199,6 +227,8 @@ class FusedMatMulKernel final : public MatMulKernel {
     for (const char* a : {"transBatchA", "transBatchB"})
       ONYX_CHECK(info.AttrInt(a, 0) == 0, ErrorCode::kNotImplemented, node_, ": attribute ", a,
                  "=1 (moving the batch dims into the matrix) is not supported");
+    // transB swaps B's last dims by copying at run time; only plain B is packed.
+    if (!trans_b_) packed_b_ = PackConstantB(info, false);
     return Status::OK();
   }
 
@@ -211,6 +241,7 @@ class FusedMatMulKernel final : public MatMulKernel {
                    ElemTypeName(b->type()), ") must have the same element type");
     return DispatchOver(TypeSet<float, double, Float16, BFloat16>{}, a->type(), "FusedMatMul", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
+      const sgemm::Packed* packed_b = !trans_b_ && b->rank() == 2 ? &packed_b_ : nullptr;
       Tensor at, bt;
       if (trans_a_ && a->rank() >= 2) a = &(at = SwapLastTwo<T>(*a));
       if (trans_b_ && b->rank() >= 2) b = &(bt = SwapLastTwo<T>(*b));
@@ -220,7 +251,7 @@ class FusedMatMulKernel final : public MatMulKernel {
       if (y == nullptr || y->size() == 0) return Status::OK();
       if (a->type() == ElemType::kFloat16) return ComputeThroughFloat<Float16>(ctx, *a, *b, p, y, alpha_);
       if (a->type() == ElemType::kBFloat16) return ComputeThroughFloat<BFloat16>(ctx, *a, *b, p, y, alpha_);
-      return Multiply(ctx, *a, *b, p, y, alpha_);
+      return Multiply(ctx, *a, *b, p, y, alpha_, packed_b);
     });
   }
 

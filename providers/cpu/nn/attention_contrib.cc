@@ -47,6 +47,11 @@ class AttentionKernel final : public OpKernel {
                "Attention: do_rotary=1 is not supported");
     ONYX_CHECK(info.AttrInt("past_present_share_buffer", 0) == 0, ErrorCode::kNotImplemented,
                "Attention: past_present_share_buffer=1 is not supported");
+    // Constant weights [Din, Dsum] are packed once for the QKV projection.
+    const Tensor* w = info.ConstantInput(1);
+    if (w != nullptr && w->type() == ElemType::kFloat && w->rank() == 2 && FitsBlasInt(w->dims()[0]) &&
+        FitsBlasInt(w->dims()[1]))
+      packed_w_ = sgemm::PackB(false, w->dims()[0], w->dims()[1], w->data<float>(), w->dims()[1]);
     return Status::OK();
   }
 
@@ -126,7 +131,7 @@ class AttentionKernel final : public OpKernel {
     if (bv != nullptr)
       for (int64_t r = 0; r < B * S; ++r) std::copy(bv, bv + Dsum, qkv.data() + r * Dsum);
     BlasGemm<float>(false, false, B * S, Dsum, Din, 1.f, x->data<float>(), Din, w->data<float>(), Dsum,
-                    bv != nullptr ? 1.f : 0.f, qkv.data(), Dsum);
+                    bv != nullptr ? 1.f : 0.f, qkv.data(), Dsum, ctx.threads(), nullptr, &packed_w_);
 
     const float scale = scale_ == 0.f ? 1.f / std::sqrt(static_cast<float>(H)) : scale_;
     const float* pastv = past != nullptr ? past->data<float>() : nullptr;
@@ -229,6 +234,7 @@ class AttentionKernel final : public OpKernel {
   std::vector<int64_t> qkv_sizes_;
   float scale_ = 0.f;
   float mask_filter_ = -10000.f;
+  sgemm::Packed packed_w_;  // constant float weights, packed (about their size again)
 };
 
 }  // namespace

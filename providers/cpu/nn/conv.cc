@@ -266,6 +266,7 @@ class ConvKernel final : public OpKernel {
     ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(attrs_.dilations, 1, who, "dilations"));
     ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(attrs_.pads, 0, who, "pads"));
     ONYX_RETURN_IF_ERROR(conv::CheckPadsCount(attrs_.pads, who));
+    PackConstantWeight(info);
     if (info.node().op_type != "FusedConv") return Status::OK();
     fused_ = true;
     return ParseActivation(info, &act_);
@@ -343,6 +344,26 @@ class ConvKernel final : public OpKernel {
     });
   }
 
+  // A constant float W [M, Cg, k...] is each group's GEMM left operand
+  // [Mg, Cg*kvol]: packed once here (depthwise 2-D convs take their direct
+  // path and need none). The packed copies add about W's size again.
+  void PackConstantWeight(const KernelInfo& info) {
+    const Tensor* w = info.ConstantInput(1);
+    if (w == nullptr || w->type() != ElemType::kFloat || w->rank() < 3 || attrs_.group < 1) return;
+    const Dims& wd = w->dims();
+    const int64_t M = wd[0], Cg = wd[1], Kc = w->size() / std::max<int64_t>(M, 1);
+    if (M == 0 || Kc == 0 || M % attrs_.group != 0 || !FitsBlasInt(M) || !FitsBlasInt(Kc)) return;
+    if (wd.size() == 4 && Cg == 1 && attrs_.group > 1) return;
+    const int64_t Mg = M / attrs_.group;
+    for (int64_t grp = 0; grp < attrs_.group; ++grp) {
+      packed_w_.push_back(sgemm::PackA(false, Mg, Kc, w->data<float>() + grp * Mg * Kc, Kc));
+      if (packed_w_.back().empty()) {
+        packed_w_.clear();
+        return;
+      }
+    }
+  }
+
   Status Resolve(const Dims& xd, const Dims& wd, ConvGeom* g) const {
     return conv::ResolveConv({"Conv", "input X", "weight W"}, xd, wd, attrs_, g);
   }
@@ -400,8 +421,13 @@ class ConvKernel final : public OpKernel {
       T* yb = block(n, grp);
       for (int64_t m = m_begin; m < m_end; ++m) Epilogue<T>(yb + m * OS, OS, bv ? bv[grp * Mg + m] : T(0), act);
     };
-    auto gemm = [&](int64_t n, int64_t grp, const T* cols) {
-      BlasGemm<T>(false, false, Mg, OS, Kc, T(1), wv + grp * Mg * Kc, Kc, cols, OS, T(0), block(n, grp), OS);
+    // `pool`: null inside work already spread over the pool.
+    auto gemm = [&](int64_t n, int64_t grp, const T* cols, ThreadPool* pool) {
+      const sgemm::Packed* pw =
+          std::is_same<T, float>::value && static_cast<int64_t>(packed_w_.size()) == attrs_.group ? &packed_w_[grp]
+                                                                                                   : nullptr;
+      BlasGemm<T>(false, false, Mg, OS, Kc, T(1), wv + grp * Mg * Kc, Kc, cols, OS, T(0), block(n, grp), OS, pool,
+                  pw);
     };
     auto image = [&](int64_t n, int64_t grp) { return xv + (n * C + grp * Cg) * g.in_size; };
 
@@ -417,10 +443,10 @@ class ConvKernel final : public OpKernel {
         for (int64_t u = begin; u < end; ++u) {
           const int64_t n = u / attrs_.group, grp = u % attrs_.group;
           if (pointwise) {
-            gemm(n, grp, image(n, grp));
+            gemm(n, grp, image(n, grp), nullptr);
           } else {
             conv::Im2Col<T>(image(n, grp), g, 0, Kc, cols.data<T>());
-            gemm(n, grp, cols.data<T>());
+            gemm(n, grp, cols.data<T>(), nullptr);
           }
           epilogue(n, grp, 0, Mg);
         }
@@ -428,18 +454,18 @@ class ConvKernel final : public OpKernel {
       return Status::OK();
     }
 
-    // Big GEMMs: OpenBLAS threads each call itself, so only im2col uses our pool.
+    // Big GEMMs: each call is split over the pool (sgemm.h), as are im2col and the epilogue.
     Tensor cols(x.type(), {pointwise ? 0 : Kc * OS});
     for (int64_t n = 0; n < N; ++n) {
       for (int64_t grp = 0; grp < attrs_.group; ++grp) {
         if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, "Conv: run terminated on request");
         if (pointwise) {
-          gemm(n, grp, image(n, grp));
+          gemm(n, grp, image(n, grp), ctx.threads());
         } else {
           const T* src = image(n, grp);
           ThreadPool::For(ctx.threads(), Kc, std::max<int64_t>(1, 16384 / std::max<int64_t>(OS, 1)),
                           [&](int64_t begin, int64_t end) { conv::Im2Col<T>(src, g, begin, end, cols.data<T>()); });
-          gemm(n, grp, cols.data<T>());
+          gemm(n, grp, cols.data<T>(), ctx.threads());
         }
         ThreadPool::For(ctx.threads(), Mg, std::max<int64_t>(1, 16384 / std::max<int64_t>(OS, 1)),
                         [&](int64_t begin, int64_t end) { epilogue(n, grp, begin, end); });
@@ -450,6 +476,7 @@ class ConvKernel final : public OpKernel {
 
   conv::Attrs attrs_;
   bool fused_ = false;  // com.microsoft FusedConv: activation and input Z
+  std::vector<sgemm::Packed> packed_w_;  // per group, when W is a constant float
   Activation act_;
 };
 

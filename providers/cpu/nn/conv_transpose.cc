@@ -161,9 +161,10 @@ class ConvTransposeKernel final : public OpKernel {
                       for (int64_t p = begin; p < end; ++p)
                         std::fill(yv + p * OS, yv + (p + 1) * OS, bv ? bv[p % M] : T(0));
                     });
-    auto gemm = [&](int64_t n, int64_t grp, T* cols) {
+    // `pool`: null inside work already spread over the pool.
+    auto gemm = [&](int64_t n, int64_t grp, T* cols, ThreadPool* pool) {
       BlasGemm<T>(true, false, rows, IS, Cg, T(1), wv + grp * Cg * rows, rows, xv + (n * C + grp * Cg) * IS, IS,
-                  T(0), cols, IS);
+                  T(0), cols, IS, pool);
     };
     auto block = [&](int64_t n, int64_t grp) { return yv + (n * M + grp * Mg) * OS; };
 
@@ -175,7 +176,7 @@ class ConvTransposeKernel final : public OpKernel {
         std::vector<T> cols(static_cast<size_t>(rows * IS));
         for (int64_t u = begin; u < end; ++u) {
           const int64_t n = u / attrs_.group, grp = u % attrs_.group;
-          gemm(n, grp, cols.data());
+          gemm(n, grp, cols.data(), nullptr);
           Col2Im<T>(cols.data(), g, 0, Mg, block(n, grp));
         }
       });
@@ -185,7 +186,7 @@ class ConvTransposeKernel final : public OpKernel {
     for (int64_t n = 0; n < N; ++n) {
       for (int64_t grp = 0; grp < attrs_.group; ++grp) {
         if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, "ConvTranspose: run terminated on request");
-        gemm(n, grp, cols.data());
+        gemm(n, grp, cols.data(), ctx.threads());
         T* yb = block(n, grp);
         ThreadPool::For(ctx.threads(), Mg, std::max<int64_t>(1, 16384 / std::max<int64_t>(g.kvol * IS, 1)),
                         [&](int64_t begin, int64_t end) { Col2Im<T>(cols.data(), g, begin, end, yb); });

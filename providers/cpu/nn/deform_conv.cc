@@ -148,7 +148,8 @@ class DeformConvKernel final : public OpKernel {
           }
         });
         T* yb = yv + (n * M + grp * Mg) * OS;
-        BlasGemm<T>(false, false, Mg, OS, Kc, T(1), wv + grp * Mg * Kc, Kc, cols.data(), OS, T(0), yb, OS);
+        BlasGemm<T>(false, false, Mg, OS, Kc, T(1), wv + grp * Mg * Kc, Kc, cols.data(), OS, T(0), yb, OS,
+                    ctx.threads());
         if (bv != nullptr)
           for (int64_t m = 0; m < Mg; ++m)
             for (int64_t p = 0; p < OS; ++p) yb[m * OS + p] += bv[grp * Mg + m];

@@ -63,7 +63,7 @@ class GruKernel final : public OpKernel {
       const bool rev = attrs_.reverse_only || d == 1;
       const rnn::Act& fa = acts_[d * 2 + 0];
       const rnn::Act& ga = acts_[d * 2 + 1];
-      rnn::InputProjection<T>(xv, wv, bt, d, S * Bt, G, I, 2 * H, xw.data());
+      rnn::InputProjection<T>(xv, wv, bt, d, S * Bt, G, I, 2 * H, xw.data(), ctx.threads());
       std::fill(rbh.begin(), rbh.end(), T(0));
       if (bt != nullptr) {
         const T* b = bt->data<T>() + d * 2 * G;
@@ -77,19 +77,19 @@ class GruKernel final : public OpKernel {
         const int64_t t = rev ? S - 1 - step : step;
         std::copy(xw.begin() + t * Bt * G, xw.begin() + (t + 1) * Bt * G, gates.begin());
         // z and r: the first 2H columns.
-        BlasGemm<T>(false, true, Bt, 2 * H, H, T(1), hd, H, rd, H, T(1), gates.data(), G);
+        BlasGemm<T>(false, true, Bt, 2 * H, H, T(1), hd, H, rd, H, T(1), gates.data(), G, ctx.threads());
         for (int64_t b = 0; b < Bt; ++b)
           for (int64_t k = 0; k < 2 * H; ++k)
             gates[b * G + k] = fa(rnn::Clip<T>(gates[b * G + k], attrs_.clip));
         if (linear_before_reset_) {
-          BlasGemm<T>(false, true, Bt, H, H, T(1), hd, H, rh, H, T(0), hh.data(), H);
+          BlasGemm<T>(false, true, Bt, H, H, T(1), hd, H, rh, H, T(0), hh.data(), H, ctx.threads());
           for (int64_t b = 0; b < Bt; ++b)
             for (int64_t k = 0; k < H; ++k)
               hh[b * H + k] = gates[b * G + H + k] * (hh[b * H + k] + rbh[k]);
         } else {
           for (int64_t b = 0; b < Bt; ++b)
             for (int64_t k = 0; k < H; ++k) hr[b * H + k] = gates[b * G + H + k] * hd[b * H + k];
-          BlasGemm<T>(false, true, Bt, H, H, T(1), hr.data(), H, rh, H, T(0), hh.data(), H);
+          BlasGemm<T>(false, true, Bt, H, H, T(1), hr.data(), H, rh, H, T(0), hh.data(), H, ctx.threads());
           for (int64_t b = 0; b < Bt; ++b)
             for (int64_t k = 0; k < H; ++k) hh[b * H + k] += rbh[k];
         }

@@ -136,12 +136,13 @@ struct FloatGemms {
   const T* r;
   const Tensor* bias;
   int64_t I, H, Bt;
+  ThreadPool* pool;
   Status Input(int d, const T* xv, int64_t rows, T* xw) const {
-    rnn::InputProjection<T>(xv, w, bias, d, rows, 4 * H, I, 4 * H, xw);
+    rnn::InputProjection<T>(xv, w, bias, d, rows, 4 * H, I, 4 * H, xw, pool);
     return Status::OK();
   }
   Status Recurrent(int d, const T* h, const char* /*used*/, T* gates) const {
-    BlasGemm<T>(false, true, Bt, 4 * H, H, T(1), h, H, r + d * 4 * H * H, H, T(1), gates, 4 * H);
+    BlasGemm<T>(false, true, Bt, 4 * H, H, T(1), h, H, r + d * 4 * H * H, H, T(1), gates, 4 * H, pool);
     return Status::OK();
   }
 };
@@ -163,7 +164,7 @@ class LstmKernel final : public OpKernel {
     Tensor* yc = ctx.Output(2, sd, x->type());
     return DispatchFloat(x->type(), "LSTM", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
-      FloatGemms<T> gemms{ctx.Input(1)->data<T>(), ctx.Input(2)->data<T>(), ctx.Input(3), p.I, p.H, p.Bt};
+      FloatGemms<T> gemms{ctx.Input(1)->data<T>(), ctx.Input(2)->data<T>(), ctx.Input(3), p.I, p.H, p.Bt, ctx.threads()};
       return RunLstm<T>(ctx, o_, p, gemms, y, yh, yc);
     });
   }
@@ -235,6 +236,7 @@ struct QuantGemms {
   std::vector<std::vector<float>> w_scale, r_scale;  // per direction, 4H each
   const Tensor* bias = nullptr;
   int64_t I = 0, H = 0, Bt = 0, max_len = 0;
+  ThreadPool* pool = nullptr;
 
   // c [rows, 4H] (+)= float(sum) * (a_scale * scale[col]).
   static void Accumulate(const std::vector<double>& acc, int64_t rows, int64_t G, float a_scale,
@@ -253,7 +255,7 @@ struct QuantGemms {
     QuantizeShifted(xv, rows, I, nullptr, q, a.data());
     std::vector<double> acc(static_cast<size_t>(rows * G));
     std::vector<float> scratch;
-    qlinear::ExactIntGemm(rows, G, I, a.data(), I, wq[d].data(), G, acc.data(), G, &scratch);
+    qlinear::ExactIntGemm(rows, G, I, a.data(), I, wq[d].data(), G, acc.data(), G, &scratch, pool);
     Accumulate(acc, rows, G, q.scale, w_scale[d], false, xw);
     if (bias != nullptr) {
       const float* b = bias->data<float>() + d * 2 * G;
@@ -272,7 +274,7 @@ struct QuantGemms {
     QuantizeShifted(h, Bt, H, skip.data(), q, a.data());
     std::vector<double> acc(static_cast<size_t>(Bt * G));
     std::vector<float> scratch;
-    qlinear::ExactIntGemm(Bt, G, H, a.data(), H, rq[d].data(), G, acc.data(), G, &scratch);
+    qlinear::ExactIntGemm(Bt, G, H, a.data(), H, rq[d].data(), G, acc.data(), G, &scratch, pool);
     Accumulate(acc, Bt, G, q.scale, r_scale[d], true, gates);
     return Status::OK();
   }
@@ -332,6 +334,7 @@ class DynamicQuantizeLstmKernel final : public OpKernel {
     g.I = p.I;
     g.H = H;
     g.Bt = p.Bt;
+    g.pool = ctx.threads();
     g.bias = ctx.Input(3);
     g.max_len = p.lens.empty() ? 0 : *std::max_element(p.lens.begin(), p.lens.end());
     ONYX_RETURN_IF_ERROR(ReadWeights(ctx, *w, 1, 8, 9, "W", D, p.I, G, &g.wq, &g.w_scale));

@@ -54,14 +54,14 @@ class RnnKernel final : public OpKernel {
     for (int d = 0; d < D; ++d) {
       const bool rev = attrs_.reverse_only || d == 1;
       const rnn::Act& fa = acts_[d];
-      rnn::InputProjection<T>(xv, wv, bt, d, S * Bt, H, I, H, xw.data());
+      rnn::InputProjection<T>(xv, wv, bt, d, S * Bt, H, I, H, xw.data(), ctx.threads());
       T* hd = h.data() + d * Bt * H;
       const T* rd = rv + d * H * H;
       for (int64_t step = 0; step < S; ++step) {
         if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, "RNN: run terminated on request");
         const int64_t t = rev ? S - 1 - step : step;
         std::copy(xw.begin() + t * Bt * H, xw.begin() + (t + 1) * Bt * H, pre.begin());
-        BlasGemm<T>(false, true, Bt, H, H, T(1), hd, H, rd, H, T(1), pre.data(), H);
+        BlasGemm<T>(false, true, Bt, H, H, T(1), hd, H, rd, H, T(1), pre.data(), H, ctx.threads());
         for (int64_t b = 0; b < Bt; ++b) {
           if (t >= p.lens[b]) continue;
           T* hb = hd + b * H;

@@ -267,8 +267,8 @@ const T* TimeMajorX(const Tensor& x, int64_t layout, const Problem& p, std::vect
 // keeps the candidate's Rb for the step, where it sits inside the reset).
 template <typename T>
 void InputProjection(const T* xv, const T* wv, const Tensor* bias, int d, int64_t rows, int64_t G, int64_t I,
-                     int64_t rb_cols, T* xw) {
-  BlasGemm<T>(false, true, rows, G, I, T(1), xv, I, wv + d * G * I, I, T(0), xw, G);
+                     int64_t rb_cols, T* xw, ThreadPool* pool) {
+  BlasGemm<T>(false, true, rows, G, I, T(1), xv, I, wv + d * G * I, I, T(0), xw, G, pool);
   if (bias == nullptr) return;
   const T* b = bias->data<T>() + d * 2 * G;
   for (int64_t row = 0; row < rows; ++row) {

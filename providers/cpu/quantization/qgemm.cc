@@ -108,7 +108,7 @@ class QGemmKernel final : public OpKernel {
     }));
     std::vector<double> acc(static_cast<size_t>(M * N));
     std::vector<float> scratch;
-    if (K > 0) qlinear::ExactIntGemm(M, N, K, a.data(), K, b.data(), N, acc.data(), N, &scratch);
+    if (K > 0) qlinear::ExactIntGemm(M, N, K, a.data(), K, b.data(), N, acc.data(), N, &scratch, ctx.threads());
     if (C != nullptr) {
       const int32_t* cv = C->data<int32_t>();
       for (int64_t m = 0; m < M; ++m)

@@ -127,15 +127,16 @@ inline float ScaleProduct<float>(float a, float b, float c) {
 // Row-major C[M,N] = A[M,K] x B[K,N] (row strides lda, ldb, ldc) where A and
 // B hold integers of magnitude <= 255: each SGEMM over 256 values of K sums
 // to below 256 * 255 * 255 < 2^24, exact in float; the slices add in double.
-// `scratch` holds one float slice result.
+// `scratch` holds one float slice result. Runs on `pool` (null: the calling
+// thread, for callers already spread over the pool).
 inline void ExactIntGemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
-                         double* C, int64_t ldc, std::vector<float>* scratch) {
+                         double* C, int64_t ldc, std::vector<float>* scratch, ThreadPool* pool = nullptr) {
   constexpr int64_t kSlice = 256;
   for (int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, 0.0);
   scratch->resize(static_cast<size_t>(M * N));
   for (int64_t k0 = 0; k0 < K; k0 += kSlice) {
     const int64_t kn = std::min(kSlice, K - k0);
-    BlasGemm<float>(false, false, M, N, kn, 1.0f, A + k0, lda, B + k0 * ldb, ldb, 0.0f, scratch->data(), N);
+    BlasGemm<float>(false, false, M, N, kn, 1.0f, A + k0, lda, B + k0 * ldb, ldb, 0.0f, scratch->data(), N, pool);
     for (int64_t i = 0; i < M; ++i) {
       const float* s = scratch->data() + i * N;
       double* c = C + i * ldc;

@@ -1,0 +1,92 @@
+// Our own single-precision GEMM: packed, cache-blocked (BLIS-style) with FMA
+// micro-kernels for AVX-512 (12x32) and AVX2 (6x16), picked at run time.
+// OpenBLAS stays behind BlasGemm (blas.h) for double, for baseline CPUs and
+// for the shapes where it still wins (blas.h's routing).
+//
+// Layout: A is packed into MR-row micro-panels, B into NR-column ones, per
+// KC-deep block of K; a task owning a block of C packs the A block it needs
+// (MC x KC, kept in L2) and the B block (KC x NC), then runs the micro-kernel
+// over MR x NR tiles. Constant operands (weights) can be packed once, up
+// front, and passed to Gemm in place of the raw matrix.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "core/framework/thread_pool.h"
+#include "providers/cpu/common/fast_math.h"
+
+namespace onyx {
+namespace sgemm {
+
+using fastmath::Isa;
+
+// The path Gemm runs now: fastmath::BestIsa() (the CPU, capped by
+// ONYX_CPU_ISA) unless a test forced a narrower one.
+Isa ActiveIsa();
+// Forces `isa` (capped at fastmath::BestIsa()); returns the one in use.
+Isa SetIsaForTesting(Isa isa);
+// Whether Gemm has a micro-kernel for the active path (not on baseline).
+bool Available();
+
+// An operand packed for the micro-kernel of one ISA: op(A) [M,K] in MR-row
+// panels (a left operand) or op(B) [K,N] in NR-column panels (a right one),
+// zero-padded to whole panels. `rows` counts M (left) or N (right).
+class Packed {
+ public:
+  bool empty() const { return data_ == nullptr; }
+  Isa isa() const { return isa_; }
+  bool left() const { return left_; }
+  int64_t rows() const { return rows_; }
+  int64_t depth() const { return depth_; }
+  // Memory it holds, in bytes.
+  size_t bytes() const { return bytes_; }
+  const float* data() const { return data_.get(); }
+
+ private:
+  friend Packed PackA(bool, int64_t, int64_t, const float*, int64_t);
+  friend Packed PackB(bool, int64_t, int64_t, const float*, int64_t);
+  // The operand X (rows x K as op(X) sees it) of either side.
+  static Packed Pack(bool left, bool trans, int64_t rows, int64_t K, const float* X, int64_t ld);
+  struct Free {
+    void operator()(float* p) const;
+  };
+  std::unique_ptr<float[], Free> data_;
+  Isa isa_ = Isa::kBaseline;
+  bool left_ = false;
+  int64_t rows_ = 0, depth_ = 0;
+  size_t bytes_ = 0;
+};
+
+// op(A) = trans_a ? A^T : A, A stored row-major with row stride lda; op(A) is
+// [M,K]. Empty when the active path has no micro-kernel.
+Packed PackA(bool trans_a, int64_t M, int64_t K, const float* A, int64_t lda);
+// op(B) [K,N], likewise.
+Packed PackB(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb);
+
+// Row-major C[M,N] = alpha * op(A) * op(B) + beta * C (BlasGemm's contract:
+// beta == 0 never reads C). `pa` / `pb`, when given, non-empty, packed for the
+// active ISA and of matching dims, stand for A / B (which are then not read);
+// otherwise A / B are packed as the call goes. Runs on `pool` (null: inline).
+// Requires Available(), M, N, K >= 1.
+void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+          const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool,
+          const Packed* pa = nullptr, const Packed* pb = nullptr);
+
+// Whether Gemm beats OpenBLAS (Haswell kernels, as this workplace and many
+// users run it) on this shape, by tests/bench/sgemm_bench.cc on Zen 5. The
+// AVX-512 path does by 1.3-4x everywhere except tiny products (under 16^3
+// multiply-adds, where both take well under a microsecond and OpenBLAS's
+// lighter set-up wins) and a single row times a transposed, unpacked B
+// (OpenBLAS's dot-product GEMV reads B contiguously; we would pack it first).
+// The AVX2 path ties with OpenBLAS's own AVX2 kernels (0.9-1.05x) and loses
+// where A must be packed for few columns, so there it is taken only for a
+// pre-packed operand or one or two rows (RowStream, 2-3x).
+bool Preferred(bool trans_b, int64_t M, int64_t N, int64_t K, bool a_packed, bool b_packed);
+
+// Whether `p` can stand for the operand of this shape on the active path.
+bool Usable(const Packed* p, bool left, int64_t rows, int64_t depth);
+
+}  // namespace sgemm
+}  // namespace onyx
