@@ -148,6 +148,8 @@ class GemmKernel final : public OpKernel {
       const int64_t K = trans_b_ ? b->dims()[1] : b->dims()[0], N = trans_b_ ? b->dims()[0] : b->dims()[1];
       if (N >= 16 && FitsBlasInt(N) && FitsBlasInt(K))
         packed_b_ = sgemm::PackB(trans_b_ != 0, K, N, b->data<float>(), b->dims()[1]);
+      // Runs read the packed copy only: the original may go.
+      if (!packed_b_.empty()) info.ReleaseConstantInput(1);
     }
     return Status::OK();
   }

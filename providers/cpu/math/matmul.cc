@@ -106,12 +106,16 @@ Status PlanMatMul(const Dims& ad, const Dims& bd, BatchPlan* p) {
 // A constant float B [K,N] (a weight), packed once for the GEMM's
 // micro-kernel, or empty. Skipped for narrow B (N below half a panel), where
 // the padded copy would mostly hold zeros.
+// Runs then read the packed copy only, so the original is released
+// (KernelInfo::ReleaseConstantInput).
 sgemm::Packed PackConstantB(const KernelInfo& info, bool trans_b) {
   const Tensor* b = info.ConstantInput(1);
   if (b == nullptr || b->type() != ElemType::kFloat || b->rank() != 2) return {};
   const int64_t K = trans_b ? b->dims()[1] : b->dims()[0], N = trans_b ? b->dims()[0] : b->dims()[1];
   if (N < 16 || K < 1 || !FitsBlasInt(N) || !FitsBlasInt(K)) return {};
-  return sgemm::PackB(trans_b, K, N, b->data<float>(), b->dims()[1]);
+  sgemm::Packed packed = sgemm::PackB(trans_b, K, N, b->data<float>(), b->dims()[1]);
+  if (!packed.empty()) info.ReleaseConstantInput(1);
+  return packed;
 }
 
 class MatMulKernel : public OpKernel {

@@ -150,9 +150,12 @@ bool Available() { return KernelFor(ActiveIsa()) != nullptr; }
 
 bool Preferred(bool trans_b, int64_t M, int64_t N, int64_t K, bool a_packed, bool b_packed) {
   if (!Available()) return false;
+  // A pre-packed operand is always taken: its kernel may have released the
+  // original (KernelInfo::ReleaseConstantInput), which only this path does not read.
+  if (a_packed || b_packed) return true;
   if (static_cast<double>(M) * N * K <= 16.0 * 16 * 16) return false;
   if (M == 1 && trans_b && !b_packed) return false;
-  if (ActiveIsa() == Isa::kAvx2) return a_packed || b_packed || (M <= 2 && !trans_b);
+  if (ActiveIsa() == Isa::kAvx2) return M <= 2 && !trans_b;
   return true;
 }
 

@@ -74,7 +74,9 @@ void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool,
           const Packed* pa = nullptr, const Packed* pb = nullptr);
 
-// Whether Gemm beats OpenBLAS (Haswell kernels, as this workplace and many
+// Whether Gemm runs this call: always with a pre-packed operand usable here
+// (the kernel that packed it may have released the original); otherwise where
+// it beats OpenBLAS (Haswell kernels, as this workplace and many
 // users run it) on this shape, by tests/bench/sgemm_bench.cc on Zen 5. The
 // AVX-512 path does by 1.3-4x everywhere except tiny products (under 16^3
 // multiply-adds, where both take well under a microsecond and OpenBLAS's

@@ -52,6 +52,7 @@ class AttentionKernel final : public OpKernel {
     if (w != nullptr && w->type() == ElemType::kFloat && w->rank() == 2 && FitsBlasInt(w->dims()[0]) &&
         FitsBlasInt(w->dims()[1]))
       packed_w_ = sgemm::PackB(false, w->dims()[0], w->dims()[1], w->data<float>(), w->dims()[1]);
+    if (!packed_w_.empty()) info.ReleaseConstantInput(1);  // runs read the packed copy only
     return Status::OK();
   }
 

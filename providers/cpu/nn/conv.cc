@@ -362,6 +362,8 @@ class ConvKernel final : public OpKernel {
         return;
       }
     }
+    // Every group's GEMM reads its packed copy only: the original may go.
+    info.ReleaseConstantInput(1);
   }
 
   Status Resolve(const Dims& xd, const Dims& wd, ConvGeom* g) const {
