@@ -151,9 +151,27 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
     plan->constants_.emplace_back(slot(kv.first), kv.second);
   }
 
-  // Initializer -> how many of its readers' kernels keep a copy of their own
-  // and released it (KernelInfo::ReleaseConstantInput).
-  std::unordered_map<std::string, int> released_by;
+  // Constants whose every reader keeps a copy of its own (packed weights,
+  // KernelInfo::ReleaseConstantInput): once the last has, the plan keeps a
+  // tensor of the same type and dims without data (those readers read no
+  // more than that) and the caller drops its copy (on_constant_released), so
+  // the original goes before the next kernel packs.
+  std::unordered_map<std::string, int> readers, released_by;
+  for (const Node& node : graph.nodes) {
+    for (const auto& in : node.inputs)
+      if (!in.empty()) ++readers[in];
+    for (const auto& in : node.implicit_inputs) readers[in] += 1000000;  // a subgraph reads it: keep
+  }
+  for (const auto& o : graph.outputs) readers[o.name] += 1000000;
+  for (const auto& in : graph.inputs) readers[in.name] += 1000000;  // overridable
+  auto release = [&](const std::string& name) {
+    if (++released_by[name] != readers[name]) return;
+    for (auto& c : plan->constants_) {
+      if (plan->slot_names_[c.first] != name) continue;
+      c.second = std::make_shared<Tensor>(c.second->type(), c.second->dims(), nullptr, c.second->location());
+      if (options.on_constant_released) options.on_constant_released(name);
+    }
+  };
   for (size_t node_index : OrderNodes(graph, options.execution_order)) {
     const Node& node = graph.nodes[node_index];
     std::vector<TypeInfo> input_types;
@@ -207,34 +225,13 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
     if (!s.ok())
       return Status(s.code(), StrCat("Failed to create kernel for ", node.op_type, " node with name '", node.name,
                                      "' (inputs: ", DescribeDeclared(node, graph), "): ", s.message()));
-    for (int i : info.ReleasedConstantInputs()) ++released_by[node.inputs[i]];
+    for (int i : info.ReleasedConstantInputs()) release(node.inputs[i]);
     for (const auto& in : node.inputs) step.inputs.push_back(in.empty() ? -1 : slot(in));
     for (const auto& o : node.outputs) step.outputs.push_back(o.empty() ? -1 : slot(o));
     // Values the node's subgraphs read from this graph (or from enclosing
     // ones) need slots here to be found through the node's context.
     for (const auto& in : node.implicit_inputs) slot(in);
     plan->steps_.push_back(std::move(step));
-  }
-
-  // Constants whose every reader holds its own copy: the plan keeps a tensor
-  // of the same type and dims without data (their readers read no more than
-  // that), and the session drops the graph's copy (ReleasedConstants).
-  if (!released_by.empty()) {
-    std::unordered_map<std::string, int> readers;
-    for (const Node& node : graph.nodes) {
-      for (const auto& in : node.inputs)
-        if (!in.empty()) ++readers[in];
-      for (const auto& in : node.implicit_inputs) readers[in] += 1000000;  // a subgraph reads it: keep
-    }
-    for (const auto& o : graph.outputs) readers[o.name] += 1000000;
-    for (const auto& in : graph.inputs) readers[in.name] += 1000000;  // overridable
-    for (auto& c : plan->constants_) {
-      const std::string& name = plan->slot_names_[c.first];
-      auto r = released_by.find(name);
-      if (r == released_by.end() || r->second != readers[name]) continue;
-      c.second = std::make_shared<Tensor>(c.second->type(), c.second->dims(), nullptr, c.second->location());
-      plan->released_constants_.push_back(name);
-    }
   }
 
   // Free each intermediate right after its last reader; graph outputs, inputs

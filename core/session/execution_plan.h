@@ -7,6 +7,8 @@
 // (the KernelContext of a run).
 #pragma once
 
+#include <functional>
+
 #include <map>
 #include <memory>
 #include <mutex>
@@ -39,6 +41,10 @@ struct PlanOptions {
   // input types and shapes take all intermediates from one block laid out
   // from the first run's allocations.
   bool mem_pattern = true;
+  // Called with the name of each constant the moment its last reader's kernel
+  // has packed a copy of its own and released it, so the caller drops its
+  // copy then and the original and all packed copies never coexist.
+  std::function<void(const std::string&)> on_constant_released;
 };
 
 // The planned layout of one run's intermediates (execution_plan_mem_pattern.h).
@@ -50,9 +56,6 @@ class ExecutionPlan {
  public:
   static Status Build(const Graph& graph, const std::vector<ExecutionProvider*>& providers,
                       const PlanOptions& options, std::unique_ptr<ExecutionPlan>* out);
-  // Initializers every reader of which packed its own copy at creation: the
-  // plan holds them without data, and the graph's copies may be dropped.
-  const std::vector<std::string>& ReleasedConstants() const { return released_constants_; }
 
   int SlotOf(const std::string& name) const {
     auto it = slot_of_.find(name);
@@ -104,8 +107,6 @@ class ExecutionPlan {
   std::unordered_map<std::string, int> slot_of_;
   std::vector<bool> is_node_output_;
   std::vector<std::pair<int, std::shared_ptr<Tensor>>> constants_;
-  // Initializers whose data no kernel reads any more (see Build).
-  std::vector<std::string> released_constants_;
   std::vector<Step> steps_;
 
   // Memory pattern state. Patterns are keyed by the fed inputs' types and

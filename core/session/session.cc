@@ -375,13 +375,14 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   else if (!options.enable_cpu_mem_arena) plan_options.cpu_allocator = GetUncachedCpuAllocator();
   cpu_arena_ = options.cpu_allocator ? options.cpu_allocator.get()
                                      : options.enable_cpu_mem_arena ? GetCpuAllocator() : nullptr;
-  ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(g, raw, plan_options, &plan_));
-  ONYX_RETURN_IF_ERROR(CheckCanceled(options, "after planning"));
-  // Weights the kernels packed into copies of their own: the originals go.
-  for (const std::string& name : plan_->ReleasedConstants()) {
+  // Weights the kernels packed into copies of their own: each original goes
+  // as soon as its last reader has packed it.
+  plan_options.on_constant_released = [this](const std::string& name) {
     auto& t = model_.graph->initializers[name];
     t = std::make_shared<Tensor>(t->type(), t->dims(), nullptr, t->location());
-  }
+  };
+  ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(g, raw, plan_options, &plan_));
+  ONYX_RETURN_IF_ERROR(CheckCanceled(options, "after planning"));
   IndexInputsAndOutputs();
   if (logger_->Enabled(Severity::kVerbose)) {
     std::string order;
