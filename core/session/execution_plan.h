@@ -7,6 +7,7 @@
 // (the KernelContext of a run).
 #pragma once
 
+#include <atomic>
 #include <functional>
 
 #include <map>
@@ -72,6 +73,10 @@ class ExecutionPlan {
   // `outer` is the context of the node running this plan as a subgraph (null
   // for the session's graph): names of enclosing graphs resolve through it,
   // and its terminate flag stops this plan too.
+  // Memory patterns recorded by runs so far: a caller seeing this grow across
+  // a run knows later runs with those shapes take their intermediates from one
+  // block, so what the arena cached for this run can go back to the system.
+  uint64_t PatternsRecorded() const { return patterns_recorded_.load(); }
   Status Execute(std::vector<Value>& values, const std::vector<std::shared_ptr<Tensor>>* presets,
                  const RunOptions* run_options, ThreadPool* threads, Profiler* profiler,
                  const KernelContext* outer = nullptr) const;
@@ -124,6 +129,8 @@ class ExecutionPlan {
   mutable std::shared_ptr<const std::vector<bool>> pattern_eligible_;
   mutable uint64_t pattern_generation_ = 0;  // bumped with each change of pattern_eligible_
   mutable std::map<std::vector<int64_t>, std::shared_ptr<const MemPattern>> patterns_;
+  // How many patterns runs have recorded so far (PatternsRecorded).
+  mutable std::atomic<uint64_t> patterns_recorded_{0};
 };
 
 }  // namespace onyx

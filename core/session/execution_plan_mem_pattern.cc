@@ -134,6 +134,7 @@ void MemPatternRun::Finish() {
   if (generation_ != plan_.pattern_generation_) return;
   if (plan_.patterns_.size() >= kMaxPatterns && !plan_.patterns_.count(key_)) plan_.patterns_.clear();
   plan_.patterns_[key_] = std::move(planned);
+  plan_.patterns_recorded_.fetch_add(1);
 }
 
 void ExecutionPlan::PrepareMemPattern(const Graph& graph, const std::unordered_set<int>& keep) {

@@ -537,11 +537,14 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
 
   Profiler* profiler = profiler_.enabled() ? &profiler_ : nullptr;
   auto run_start = profiler ? Profiler::Clock::now() : Profiler::Clock::time_point();
+  const uint64_t patterns_before = plan_->PatternsRecorded();
   Status run_status = plan_->Execute(values, presets.empty() ? nullptr : &presets, run_options,
                                      thread_pool_.get(), profiler);
   // The run's intermediates are back in the arena by now; shrink even when
-  // the run failed, as onnxruntime does.
-  if (shrink_cpu) cpu_arena_->Trim();
+  // the run failed, as onnxruntime does. A run that recorded a memory pattern
+  // shrinks too: later runs take their intermediates from the pattern's one
+  // block, and the arena's cache of this run's would double the footprint.
+  if (cpu_arena_ && (shrink_cpu || plan_->PatternsRecorded() != patterns_before)) cpu_arena_->Trim();
   ONYX_RETURN_IF_ERROR(run_status);
   if (profiler) {
     profiler->Record({"Session", "model_run", profiler->MicrosSinceStart(run_start),
