@@ -11,16 +11,18 @@
 #include <limits>
 #include <string>
 
+#include "providers/cpu/common/vector_types.h"
+
 namespace onyx {
 namespace fastmath {
 namespace {
 
-typedef float F4 __attribute__((vector_size(16)));
-typedef int32_t I4 __attribute__((vector_size(16)));
-typedef float F8 __attribute__((vector_size(32)));
-typedef int32_t I8 __attribute__((vector_size(32)));
-typedef float F16 __attribute__((vector_size(64)));
-typedef int32_t I16 __attribute__((vector_size(64)));
+using vec::F4;
+using vec::I4;
+using vec::F8;
+using vec::I8;
+using vec::F16;
+using vec::I16;
 
 template <typename F, typename I>
 struct ExpOp {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "providers/cpu/common/fast_math.h"
+#include "providers/cpu/common/vector_types.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -277,12 +278,12 @@ const Impl& ImplFor(Path p) {
 
 namespace {
 
-typedef float F4 __attribute__((vector_size(16)));
-typedef int32_t I4 __attribute__((vector_size(16)));
-typedef float F8 __attribute__((vector_size(32)));
-typedef int32_t I8 __attribute__((vector_size(32)));
-typedef float F16 __attribute__((vector_size(64)));
-typedef int32_t I16 __attribute__((vector_size(64)));
+using vec::F4;
+using vec::I4;
+using vec::F8;
+using vec::I8;
+using vec::F16;
+using vec::I16;
 
 // DynamicQuantizeLinear's two passes over W floats at a time (GCC vector
 // types: SSE2, AVX2 or AVX-512 code from one template).
