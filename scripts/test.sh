@@ -31,6 +31,10 @@ run_suite "C API under valgrind" valgrind -q --leak-check=full --show-leak-kinds
 run_suite "Header compiles alone (C, C++)" bash -c "'$BUILD/header_test_c' && '$BUILD/header_test_cc'"
 run_suite "ABI check" "$PY" "$ROOT/abi_checks/check_abi.py" "$BUILD/libonyxruntime.so"
 run_suite "Java binding (JNA, JUnit)" bash "$ROOT/bindings/java/run_tests.sh" "$BUILD"
+# Issue 12: clang trees of their own (build-asan/, build-tsan/), see scripts/sanitize.sh.
+run_suite "ASan+UBSan+LSan (unit tests, C++ API, C API)" bash "$ROOT/scripts/sanitize.sh" asan
+run_suite "libFuzzer (${ONYX_FUZZ_SECONDS:-60}s per target, regression inputs first)" bash "$ROOT/scripts/sanitize.sh" fuzz
+run_suite "TSan (concurrency tests)" bash "$ROOT/scripts/sanitize.sh" tsan
 run_suite "pytest (API, models, optimizer, ONNX node conformance, real models)" "$PY" -m pytest "$ROOT/tests/python" "$ROOT/tests/conformance" "$ROOT/tests/realmodels" -q -p no:cacheprovider
 
 echo
