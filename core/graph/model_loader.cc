@@ -136,6 +136,10 @@ class Loader {
       if (tp.raw_data().size() != nbytes) return bad_size(tp.raw_data().size());
       // Take over the parsed bytes instead of copying them again.
       auto holder = std::make_shared<std::string>(std::move(*tp.mutable_raw_data()));
+      // A bool is one byte holding 0 or 1; any other byte read as bool is
+      // undefined behaviour in the kernels, so nonzero means true here.
+      if (et == ElemType::kBool)
+        for (char& c : *holder) c = c != 0;
       void* p = holder->empty() ? nullptr : &(*holder)[0];
       *out = std::make_shared<Tensor>(et, dims, std::shared_ptr<void>(holder, holder.get()), p, MemoryInfo{});
       return Status::OK();
@@ -183,6 +187,7 @@ class Loader {
         size_t es = ElemSize(et);
         for (int64_t i = 0; i < n; ++i) {
           int32_t v = tp.int32_data(static_cast<int>(i));
+          if (et == ElemType::kBool) v = v != 0;
           std::memcpy(static_cast<char*>(t->raw()) + i * es, &v, es);  // little-endian low bytes
         }
       }
@@ -273,6 +278,13 @@ class Loader {
                        length, ") does not fit file '", location, "' of ", file->size, " bytes or shape ", ShapeToString(dims));
     if (et == ElemType::kString) return MakeError(ErrorCode::kInvalidGraph, "string tensor '", tp.name(), "' cannot use external data");
     void* p = static_cast<char*>(file->addr) + offset;
+    if (et == ElemType::kBool) {  // mapped read-only, so checked rather than fixed
+      const auto* b = static_cast<const uint8_t*>(p);
+      for (size_t i = 0; i < nbytes; ++i)
+        if (b[i] > 1)
+          return MakeError(ErrorCode::kInvalidGraph, "bool tensor '", tp.name(), "': external data byte ", i, " is ",
+                           static_cast<int>(b[i]), " (a bool must be 0 or 1)");
+    }
     // Mapped read-only: kernels never write initializers.
     *out = std::make_shared<Tensor>(et, dims, std::shared_ptr<void>(file, file.get()), p, MemoryInfo{});
     return Status::OK();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <unordered_map>
+#include <utility>
 
 #include "core/graph/proto_convert.h"
 #include "core/graph/shape_inference.h"
@@ -25,9 +27,18 @@ const onnx::OpSchema* SchemaOf(const Node& node) {
 
 std::string DomainName(const std::string& d) { return d.empty() ? "ai.onnx" : d; }
 
+// ONNX's domain -> opset range map. Registering the schemas (SchemaPreload's
+// thread) writes to it, so it is read only after a schema lookup, which waits
+// for that registration (a thread-safe static inside ONNX) and so orders the
+// writes before our reads (ThreadSanitizer found the race).
+const std::unordered_map<std::string, std::pair<int, int>>& DomainRanges() {
+  (void)onnx::OpSchemaRegistry::Schema("Identity", 1, "");
+  return onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+}
+
 // The newest opset ONNX's library knows for `domain` ("" = ai.onnx), 0 if none.
 int LatestOpset(const std::string& domain) {
-  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto& ranges = DomainRanges();
   auto it = ranges.find(domain);
   return it == ranges.end() ? 0 : it->second.second;
 }
@@ -65,7 +76,7 @@ SchemaPreload::~SchemaPreload() {
 }
 
 Status CheckOpsetImports(const std::map<std::string, int>& opsets) {
-  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto& ranges = DomainRanges();
   for (const auto& kv : opsets) {
     const std::string& domain = kv.first;
     auto it = ranges.find(domain);

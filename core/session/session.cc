@@ -58,6 +58,14 @@ Status CheckFeed(const ValueInfo& decl, const Value& v) {
   if (x.type() != t.elem)
     return MakeError(ErrorCode::kInvalidArgument, "Unexpected input data type. Actual: (tensor(",
                      ElemTypeName(x.type()), ")) , expected: (", t.ToString(), ") for input '", decl.name, "'");
+  if (x.type() == ElemType::kBool) {
+    // Kernels read these bytes as C++ bool: anything but 0 or 1 is undefined there.
+    const auto* b = static_cast<const uint8_t*>(x.raw());
+    for (int64_t i = 0; i < x.size(); ++i)
+      if (b[i] > 1)
+        return MakeError(ErrorCode::kInvalidArgument, "input '", decl.name, "' is a bool tensor whose element ", i,
+                         " has byte value ", static_cast<int>(b[i]), "; a bool must be 0 or 1");
+  }
   if (!t.has_shape) return Status::OK();
   if (x.rank() != t.dims.size())
     return MakeError(ErrorCode::kInvalidArgument, "Invalid rank for input: ", decl.name, " Got: ", x.rank(),

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "providers/cpu/common/float_to_int.h"
+
 namespace onyx {
 namespace fastmath {
 
@@ -26,7 +28,9 @@ inline __attribute__((always_inline)) F Splat(float v) {
 template <typename I, typename F>
 inline __attribute__((always_inline)) I TruncToInt(F v) {
   if constexpr (std::is_same<F, float>::value) {
-    return static_cast<I>(v);
+    // NaN (exp of NaN) and out-of-range lanes give INT_MIN, as the vector
+    // conversion (cvttps2dq) does, without static_cast's undefined behaviour.
+    return static_cast<I>(FloatToInt32(v));
   } else {
     return __builtin_convertvector(v, I);
   }
