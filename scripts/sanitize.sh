@@ -76,7 +76,8 @@ run_fuzz() {
     mkdir -p "$B/fuzz/corpus/$t"
     echo "--- $t: fuzzing for ${seconds}s"
     local log="$B/fuzz/$t.log"
-    "$B/$t" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=4096 -print_final_stats=1 \
+    # A fixed seed (ONYX_FUZZ_SEED, 0 = random) keeps CI runs repeatable.
+    "$B/$t" -max_total_time="$seconds" -seed="${ONYX_FUZZ_SEED:-1}" -timeout=25 -rss_limit_mb=4096 -print_final_stats=1 \
       -artifact_prefix="$B/fuzz/crashes/$t-" "$B/fuzz/corpus/$t" "$B/fuzz/seeds/$t" >"$log" 2>&1
     local status=$?
     local runs; runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)"

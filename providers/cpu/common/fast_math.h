@@ -44,6 +44,17 @@ inline __attribute__((always_inline)) F BitsToFloat(I bits) {
   return f;
 }
 
+// v << 23: the float exponent field. A NaN input makes v negative, and
+// shifting a negative int is undefined in C++17, so the scalar form shifts
+// the bits unsigned (vector lanes shift as the hardware does).
+template <typename I>
+inline __attribute__((always_inline)) I ExponentBits(I v) {
+  if constexpr (std::is_integral<I>::value)
+    return static_cast<I>(static_cast<uint32_t>(v) << 23);
+  else
+    return v << 23;
+}
+
 // F is float or a vector of float; I the matching int32 type.
 template <typename F, typename I>
 inline __attribute__((always_inline)) F ExpT(F x) {
@@ -70,8 +81,8 @@ inline __attribute__((always_inline)) F ExpT(F x) {
   p = p * r + 1.0f;
   // 2^n as two normal factors, so overflow gives inf and underflow denormals/0.
   const I n1 = n >> 1, n2 = n - n1;
-  const F s1 = BitsToFloat<F>(I((n1 + 127) << 23));
-  const F s2 = BitsToFloat<F>(I((n2 + 127) << 23));
+  const F s1 = BitsToFloat<F>(ExponentBits<I>(n1 + 127));
+  const F s2 = BitsToFloat<F>(ExponentBits<I>(n2 + 127));
   return p * s1 * s2;
 }
 

@@ -49,6 +49,9 @@ class SplitKernel final : public OpKernel {
       int64_t sum = 0;
       for (int64_t s : split) {
         ONYX_CHECK_ARG(s >= 0, "Split: split sizes must be >= 0, got ", ShapeToString(split));
+        // Bounded before adding: sizes that wrap around to `dim` would copy out of bounds.
+        ONYX_CHECK_ARG(s <= dim - sum, "Split: split sizes ", ShapeToString(split), " exceed axis ", axis,
+                       " of input 0 (input) shape ", ShapeToString(X->dims()));
         sum += s;
       }
       ONYX_CHECK_ARG(sum == dim, "Split: split sizes ", ShapeToString(split), " sum to ", sum, " but axis ", axis,
