@@ -5,8 +5,8 @@
 // gives, which is what static_cast compiled there and onnxruntime return:
 // in-range values truncate toward zero; NaN and out-of-range values become
 // the "integer indefinite" 0x80000000 (32-bit) or 0x8000000000000000
-// (64-bit); 8- and 16-bit targets take the low bits of the 32-bit result,
-// uint32 and uint64 those of the 64-bit one.
+// (64-bit), except that uint64 gives 0 from 2^64 up; 8- and 16-bit targets
+// take the low bits of the 32-bit result, uint32 those of the 64-bit one.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +32,10 @@ I FloatToInt(F f) {
   if constexpr (std::is_same<I, bool>::value) {
     return f != F(0);
   } else if constexpr (std::is_same<I, uint64_t>::value) {
-    if (f >= F(9223372036854775808.0) && f < F(18446744073709551616.0))
-      return static_cast<uint64_t>(f);
+    // x86's sequence for uint64 converts x - 2^63 above 2^63 and flips the
+    // top bit back, so 2^64 and beyond (infinity too) give 0.
+    if (f >= F(18446744073709551616.0)) return 0;
+    if (f >= F(9223372036854775808.0)) return static_cast<uint64_t>(f);
     return static_cast<uint64_t>(FloatToInt64(f));
   } else if constexpr (sizeof(I) == 8 || std::is_same<I, uint32_t>::value) {
     return static_cast<I>(FloatToInt64(f));
