@@ -404,3 +404,13 @@ def test_rss_flat_over_10000_runs(onyx):
     gc.collect()
     grown = _rss_kb() - start
     assert grown < 4096, "RSS grew by %d KiB over 10,000 runs" % grown
+
+
+@pytest.mark.parametrize("equation", ["a..b", ".......", "a-b", "a...b...->", "ab,bc->ac->b"])
+def test_malformed_einsum_equation_does_not_hang_the_load(onyx, equation):
+    """onnx 1.23's own Einsum shape inference loops forever on these (found by
+    fuzz_node); the engine keeps them away from it and refuses them."""
+    m = _model([helper.make_node("Einsum", ["X", "Y"], ["Z"], equation=equation)],
+               [_f("X", [2, 2]), _f("Y", [2, 2])], [_f("Z", None)], opset=12)
+    with pytest.raises(Exception, match="Einsum"):
+        _session(onyx, m).run(None, {"X": np.ones((2, 2), np.float32), "Y": np.ones((2, 2), np.float32)})

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/float_to_int.h"
 #include "providers/cpu/common/half_float.h"
 #include "providers/cpu/math/blas.h"
 #include "providers/kernel.h"
@@ -107,7 +108,7 @@ class GemmKernel final : public OpKernel {
     return DispatchNumeric(a->type(), "Gemm", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       T* out = y->data<T>();
-      T beta = static_cast<T>(beta_);
+      T beta = FromFloat<T>(beta_);
       if (c != nullptr && beta != T(0)) {
         // Stage C in Y so one GEMM call applies beta to it.
         const T* cv = c->data<T>();
@@ -123,7 +124,7 @@ class GemmKernel final : public OpKernel {
       } else {
         beta = T(0);
       }
-      BlasGemm<T>(trans_a_ != 0, trans_b_ != 0, M, N, K, static_cast<T>(alpha_), a->data<T>(), a->dims()[1],
+      BlasGemm<T>(trans_a_ != 0, trans_b_ != 0, M, N, K, FromFloat<T>(alpha_), a->data<T>(), a->dims()[1],
                   b->data<T>(), b->dims()[1], beta, out, N);
       return Status::OK();
     });
