@@ -9,7 +9,8 @@ DEB_PKGS=(cmake ninja-build ccache g++ pkg-config libprotobuf-dev protobuf-compi
           libicu-dev libre2-dev
           libjpeg-dev libpng-dev libtiff-dev libwebp-dev libopenjp2-7-dev libstb-dev
           patchelf default-jdk-headless libjna-java junit4
-          mono-mcs nunit-console libnunit-cil-dev abigail-tools)
+          mono-mcs nunit-console libnunit-cil-dev abigail-tools
+          clang libclang-rt-14-dev llvm)  # sanitizer builds and libFuzzer (scripts/sanitize.sh)
 missing=()
 for p in "${DEB_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -33,6 +33,10 @@ run_suite "ABI check" "$PY" "$ROOT/abi_checks/check_abi.py" "$BUILD/libonyxrunti
 run_suite "ABI: program built against the v4 header, run on this library" "$BUILD/abi_v4_client" "$MODEL"
 run_suite "ABI: abidiff against abi_checks/libonyxruntime.abi" "$PY" "$ROOT/abi_checks/abidiff_check.py" "$BUILD/libonyxruntime.so"
 run_suite "Java binding (JNA, JUnit)" bash "$ROOT/bindings/java/run_tests.sh" "$BUILD"
+# Issue 12: clang trees of their own (build-asan/, build-tsan/), see scripts/sanitize.sh.
+run_suite "ASan+UBSan+LSan (unit tests, C++ API, C API)" bash "$ROOT/scripts/sanitize.sh" asan
+run_suite "libFuzzer (${ONYX_FUZZ_SECONDS:-60}s per target, regression inputs first)" bash "$ROOT/scripts/sanitize.sh" fuzz
+run_suite "TSan (concurrency tests)" bash "$ROOT/scripts/sanitize.sh" tsan
 run_suite "C# binding (mono, NUnit)" bash "$ROOT/bindings/csharp/run_tests.sh" "$BUILD"
 PACKAGING_TESTS=(tests/python/test_examples.py tests/python/test_install.py tests/python/test_abidiff.py)
 run_suite "C/C++ examples, cmake --install + find_package/pkg-config/Java/C# consumers, abidiff check (pytest)" \

@@ -46,7 +46,8 @@ OnyxStatus* SessionOptionsSetInterOpThreads(OnyxSessionOptions* options, int thr
   options->options.inter_op_threads = threads;
   API_END
 }
-OnyxStatus* SessionOptionsSetGraphOptimizationLevel(OnyxSessionOptions* options, OnyxGraphOptimizationLevel level) {
+OnyxStatus* SessionOptionsSetGraphOptimizationLevel(OnyxSessionOptions* options, OnyxGraphOptimizationLevel level_arg) {
+  const int level = EnumArg(level_arg);
   API_BEGIN
   API_CHECK_NOT_NULL(options);
   if (level != ONYX_DISABLE_ALL && level != ONYX_ENABLE_BASIC && level != ONYX_ENABLE_EXTENDED &&
@@ -55,7 +56,8 @@ OnyxStatus* SessionOptionsSetGraphOptimizationLevel(OnyxSessionOptions* options,
   options->options.graph_optimization_level = level;
   API_END
 }
-OnyxStatus* SessionOptionsSetExecutionMode(OnyxSessionOptions* options, OnyxExecutionMode mode) {
+OnyxStatus* SessionOptionsSetExecutionMode(OnyxSessionOptions* options, OnyxExecutionMode mode_arg) {
+  const int mode = EnumArg(mode_arg);
   API_BEGIN
   API_CHECK_NOT_NULL(options);
   if (mode != ONYX_EXECUTION_SEQUENTIAL && mode != ONYX_EXECUTION_PARALLEL)
@@ -265,7 +267,8 @@ OnyxStatus* SetFlag(OnyxSessionOptions* options, int enable) {
   API_END
 }
 
-OnyxStatus* SessionOptionsSetExecutionOrder(OnyxSessionOptions* options, OnyxExecutionOrder order) {
+OnyxStatus* SessionOptionsSetExecutionOrder(OnyxSessionOptions* options, OnyxExecutionOrder order_arg) {
+  const int order = EnumArg(order_arg);
   API_BEGIN
   API_CHECK_NOT_NULL(options);
   if (order < ONYX_EXECUTION_ORDER_DEFAULT || order > ONYX_EXECUTION_ORDER_MEMORY_EFFICIENT)

@@ -360,11 +360,12 @@ OnyxStatus* SessionRunTensors(OnyxSession* session, const OnyxRunOptions* run_op
     const std::string& name =
         index < n_inputs ? sess.inputs()[index].name : sess.overridable_initializers()[index - n_inputs].name;
     Dims dims;
-    Status st = CheckTensorArg(arg.data, arg.data_bytes, arg.shape, arg.rank, arg.type, &dims);
+    const int type = EnumArg(arg.type);
+    Status st = CheckTensorArg(arg.data, arg.data_bytes, arg.shape, arg.rank, type, &dims);
     if (!st.ok())
       return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("SessionRunTensors: input '", name, "': ", st.message()));
     // The engine never writes its inputs; the tensor type is shared with outputs, hence the cast.
-    feeds.emplace_back(Tensor(static_cast<ElemType>(arg.type), std::move(dims), const_cast<void*>(arg.data), kCpu));
+    feeds.emplace_back(Tensor(static_cast<ElemType>(type), std::move(dims), const_cast<void*>(arg.data), kCpu));
     feed_ptrs[i] = &feeds.back();
   }
   std::vector<Value> results;

@@ -26,7 +26,11 @@ OnyxStatus* ToOnyxStatus(const Status& s) {
 
 namespace {
 
-OnyxStatus* StatusCreate(OnyxErrorCode code, const char* message) {
+OnyxStatus* StatusCreate(OnyxErrorCode code_arg, const char* message) {
+  // A code outside the enumeration (C lets any int through) becomes FAIL:
+  // an OnyxErrorCode holding it could not be read back in C++.
+  const int v = EnumArg(code_arg);
+  const OnyxErrorCode code = v >= ONYX_OK && v <= ONYX_EP_FAIL ? static_cast<OnyxErrorCode>(v) : ONYX_FAIL;
   return NewStatus(code, message ? message : "");
 }
 OnyxErrorCode StatusGetCode(const OnyxStatus* s) { return s ? s->code : ONYX_OK; }
@@ -35,7 +39,8 @@ void StatusRelease(OnyxStatus* s) {
   if (s != &kOutOfMemory) delete s;
 }
 
-OnyxStatus* EnvCreate(OnyxLoggingLevel severity, const char* log_id, OnyxEnv** out) {
+OnyxStatus* EnvCreate(OnyxLoggingLevel severity_arg, const char* log_id, OnyxEnv** out) {
+  const int severity = EnumArg(severity_arg);
   API_BEGIN
   API_CHECK_NOT_NULL(out);
   if (severity < ONYX_LOG_VERBOSE || severity > ONYX_LOG_FATAL)

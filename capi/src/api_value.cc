@@ -6,9 +6,8 @@
 namespace onyx {
 namespace capi {
 
-Status CheckTensorArg(const void* data, size_t data_bytes, const int64_t* shape, size_t rank, OnyxElementType type,
-                      Dims* dims) {
-  ONYX_CHECK_ARG(IsKnownElemType(type), "unknown tensor element type ", static_cast<int>(type));
+Status CheckTensorArg(const void* data, size_t data_bytes, const int64_t* shape, size_t rank, int type, Dims* dims) {
+  ONYX_CHECK_ARG(IsKnownElemType(type), "unknown tensor element type ", type);
   ONYX_CHECK_ARG(rank == 0 || shape != nullptr, "shape is NULL but rank is ", rank);
   dims->assign(shape, shape + rank);
   for (size_t i = 0; i < rank; ++i)
@@ -23,8 +22,9 @@ Status CheckTensorArg(const void* data, size_t data_bytes, const int64_t* shape,
 
 namespace {
 
-OnyxStatus* MemoryInfoCreate(const char* name, OnyxAllocatorType allocator_type, int device_id, OnyxMemType mem_type,
-                             OnyxMemoryInfo** out) {
+OnyxStatus* MemoryInfoCreate(const char* name, OnyxAllocatorType allocator_type_arg, int device_id,
+                             OnyxMemType mem_type_arg, OnyxMemoryInfo** out) {
+  const int allocator_type = EnumArg(allocator_type_arg), mem_type = EnumArg(mem_type_arg);
   API_BEGIN
   API_CHECK_NOT_NULL(name);
   API_CHECK_NOT_NULL(out);
@@ -128,8 +128,8 @@ OnyxStatus* AllocatorGetMemoryInfo(const OnyxAllocator* allocator, const OnyxMem
   API_END
 }
 
-Status CheckShapeAndType(const int64_t* shape, size_t rank, OnyxElementType type, Dims* dims) {
-  ONYX_CHECK_ARG(IsKnownElemType(type), "unknown tensor element type ", static_cast<int>(type));
+Status CheckShapeAndType(const int64_t* shape, size_t rank, int type, Dims* dims) {
+  ONYX_CHECK_ARG(IsKnownElemType(type), "unknown tensor element type ", type);
   ONYX_CHECK_ARG(rank == 0 || shape != nullptr, "shape is NULL but rank is ", rank);
   dims->assign(shape, shape + rank);
   for (size_t i = 0; i < rank; ++i)
@@ -137,8 +137,9 @@ Status CheckShapeAndType(const int64_t* shape, size_t rank, OnyxElementType type
   return Status::OK();
 }
 
-OnyxStatus* ValueCreateTensor(OnyxAllocator* allocator, const int64_t* shape, size_t rank, OnyxElementType type,
+OnyxStatus* ValueCreateTensor(OnyxAllocator* allocator, const int64_t* shape, size_t rank, OnyxElementType type_arg,
                               OnyxValue** out) {
+  const int type = EnumArg(type_arg);
   API_BEGIN
   API_CHECK_NOT_NULL(out);
   Dims dims;
@@ -150,7 +151,7 @@ OnyxStatus* ValueCreateTensor(OnyxAllocator* allocator, const int64_t* shape, si
 }
 
 Status CheckBorrowed(const OnyxMemoryInfo* info, void* data, size_t data_bytes, const int64_t* shape, size_t rank,
-                     OnyxElementType type, Dims* dims) {
+                     int type, Dims* dims) {
   ONYX_CHECK_ARG(info != nullptr, "memory info must not be NULL");
   ONYX_RETURN_IF_ERROR(CheckTensorArg(data, data_bytes, shape, rank, type, dims));
   ONYX_CHECK_ARG(info->info.device == DeviceType::kCpu, "memory on device '", info->info.name,
@@ -159,7 +160,8 @@ Status CheckBorrowed(const OnyxMemoryInfo* info, void* data, size_t data_bytes, 
 }
 
 OnyxStatus* ValueCreateTensorWithData(const OnyxMemoryInfo* info, void* data, size_t data_bytes, const int64_t* shape,
-                                      size_t rank, OnyxElementType type, OnyxValue** out) {
+                                      size_t rank, OnyxElementType type_arg, OnyxValue** out) {
+  const int type = EnumArg(type_arg);
   API_BEGIN
   API_CHECK_NOT_NULL(out);
   Dims dims;
@@ -170,8 +172,9 @@ OnyxStatus* ValueCreateTensorWithData(const OnyxMemoryInfo* info, void* data, si
 }
 
 OnyxStatus* ValueCreateTensorWithDeleter(const OnyxMemoryInfo* info, void* data, size_t data_bytes,
-                                         const int64_t* shape, size_t rank, OnyxElementType type, OnyxDeleter deleter,
-                                         void* context, OnyxValue** out) {
+                                         const int64_t* shape, size_t rank, OnyxElementType type_arg,
+                                         OnyxDeleter deleter, void* context, OnyxValue** out) {
+  const int type = EnumArg(type_arg);
   // Ownership moves to us on entry, so the deleter runs on every path.
   std::shared_ptr<void> owner;
   try {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -158,12 +159,24 @@ OnyxStatus* NewStatus(OnyxErrorCode code, std::string message);
 namespace onyx {
 namespace capi {
 
+// The int a C caller passed in a C enum (a parameter or a struct field). C
+// lets any int through, while in C++ reading an enum object outside its
+// enumerators' range is undefined (UBSan: "load of value 7, which is not a
+// valid value for type ..."), so the bits are read as an int and only that
+// int is compared or stored.
+template <typename E>
+int EnumArg(const E& e) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized");
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
 // Caller-owned type info describing `t` (api_info.cc).
 OnyxTypeInfo* NewTypeInfo(const TypeInfo& t);
 // Checks a tensor over caller memory (element type, shape, buffer size) and
 // sets `dims` (api_value.cc). Strings are refused: they cannot be borrowed.
-Status CheckTensorArg(const void* data, size_t data_bytes, const int64_t* shape, size_t rank, OnyxElementType type,
-                      Dims* dims);
+Status CheckTensorArg(const void* data, size_t data_bytes, const int64_t* shape, size_t rank, int type, Dims* dims);
 
 }  // namespace capi
 }  // namespace onyx

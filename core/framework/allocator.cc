@@ -49,6 +49,9 @@ CpuAllocator::~CpuAllocator() { Trim(); }
 
 void* CpuAllocator::Alloc(size_t bytes) {
   if (bytes == 0) return nullptr;
+  // Beyond this the rounding below would wrap around to a small block.
+  if (bytes > (SIZE_MAX >> 1))
+    ONYX_THROW(ErrorCode::kFail, "CPU allocator: cannot allocate ", bytes, " bytes");
   const bool cacheable = bytes >= min_cached_ && bytes <= kMaxCachedBlock;
   const uint32_t c = cacheable ? ClassOf(bytes) : kUncached;
   const size_t payload = cacheable ? ClassBytes(c) : (bytes + kAlign - 1) / kAlign * kAlign;

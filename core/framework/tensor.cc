@@ -1,5 +1,6 @@
 #include "core/framework/tensor.h"
 
+#include <cstdint>
 #include <cstring>
 #include <new>
 
@@ -9,11 +10,15 @@ namespace onyx {
 
 int64_t ShapeSize(const Dims& dims) {
   int64_t n = 1;
+  bool overflow = false, empty = false;
   for (int64_t d : dims) {
     if (d < 0) return -1;
-    n *= d;
+    empty = empty || d == 0;
+    if (!overflow && __builtin_mul_overflow(n, d, &n)) overflow = true;
   }
-  return n;
+  // A zero dim anywhere makes the product 0, whatever came before it.
+  if (empty) return 0;
+  return overflow ? -1 : n;
 }
 
 std::string ShapeToString(const Dims& dims) {
@@ -27,7 +32,11 @@ std::string ShapeToString(const Dims& dims) {
 
 Tensor::Tensor(ElemType type, Dims dims, Allocator* alloc)
     : type_(type), dims_(std::move(dims)), size_(ShapeSize(dims_)), location_(alloc->Info()) {
-  if (size_ < 0) ONYX_THROW(ErrorCode::kInvalidArgument, "negative dimension in shape ", ShapeToString(dims_));
+  if (size_ < 0)
+    ONYX_THROW(ErrorCode::kInvalidArgument, "negative dimension or too many elements in shape ", ShapeToString(dims_));
+  // 16 bytes is the widest element (complex128); beyond this bytes() wraps.
+  if (static_cast<uint64_t>(size_) > (SIZE_MAX >> 5))
+    ONYX_THROW(ErrorCode::kFail, "cannot allocate a tensor of shape ", ShapeToString(dims_), ": too many elements");
   size_t nbytes = StorageBytes(type_, static_cast<size_t>(size_));
   if (type_ != ElemType::kString && ElemSize(type_) == 0 && StorageBytes(type_, 2) == 0)
     ONYX_THROW(ErrorCode::kInvalidArgument, "unsupported tensor element type ", static_cast<int>(type_));
@@ -50,7 +59,8 @@ Tensor::Tensor(ElemType type, Dims dims, Allocator* alloc)
 
 Tensor::Tensor(ElemType type, Dims dims, void* data, const MemoryInfo& info)
     : type_(type), dims_(std::move(dims)), size_(ShapeSize(dims_)), data_(data), location_(info) {
-  if (size_ < 0) ONYX_THROW(ErrorCode::kInvalidArgument, "negative dimension in shape ", ShapeToString(dims_));
+  if (size_ < 0)
+    ONYX_THROW(ErrorCode::kInvalidArgument, "negative dimension or too many elements in shape ", ShapeToString(dims_));
 }
 
 Tensor::Tensor(ElemType type, Dims dims, std::shared_ptr<void> owner, void* data, const MemoryInfo& info)

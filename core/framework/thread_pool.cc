@@ -1,10 +1,22 @@
 #include "core/framework/thread_pool.h"
 
+#include "core/framework/blas_threads.h"
+
 #include <algorithm>
 #include <atomic>
 #include <memory>
 
 namespace onyx {
+
+namespace {
+thread_local int t_blas_budget = 1;
+}  // namespace
+
+int BlasThreadBudget() { return t_blas_budget; }
+ScopedBlasThreadBudget::ScopedBlasThreadBudget(int threads) : saved_(t_blas_budget) {
+  t_blas_budget = std::max(1, threads);
+}
+ScopedBlasThreadBudget::~ScopedBlasThreadBudget() { t_blas_budget = saved_; }
 
 int DefaultThreadCount() {
   unsigned n = std::thread::hardware_concurrency();
@@ -69,6 +81,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk, const std::function<v
   };
   auto shared = std::make_shared<Shared>();
   auto run_chunks = [shared, n, chunk, num_chunks, &fn]() {
+    ScopedBlasThreadBudget one(1);
     for (;;) {
       int64_t c = shared->next.fetch_add(1);
       if (c >= num_chunks) return;

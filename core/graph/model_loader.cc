@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -50,6 +51,15 @@ Status MapFile(const std::string& path, std::shared_ptr<MappedFile>* out) {
   close(fd);
   *out = std::move(m);
   return Status::OK();
+}
+
+// The canonical absolute path of an existing file or folder.
+bool RealPath(const std::string& path, std::string* out) {
+  char* p = realpath(path.c_str(), nullptr);
+  if (!p) return false;
+  *out = p;
+  free(p);
+  return true;
 }
 
 class Loader {
@@ -101,7 +111,13 @@ class Loader {
     ElemType et = static_cast<ElemType>(tp.data_type());
     Dims dims(tp.dims().begin(), tp.dims().end());
     int64_t n = ShapeSize(dims);
-    if (n < 0) return MakeError(ErrorCode::kInvalidGraph, "tensor '", tp.name(), "' has a negative dimension ", ShapeToString(dims));
+    if (n < 0)
+      return MakeError(ErrorCode::kInvalidGraph, "tensor '", tp.name(), "' has a negative dimension or more elements than fit in int64: ",
+                       ShapeToString(dims));
+    // The data must be there (inline or in an external file), so a count this
+    // large cannot be real; it would also overflow the byte count.
+    if (static_cast<uint64_t>(n) > (SIZE_MAX >> 5))
+      return MakeError(ErrorCode::kInvalidGraph, "tensor '", tp.name(), "' of shape ", ShapeToString(dims), " is too large");
     size_t nbytes = StorageBytes(et, static_cast<size_t>(n));
     auto bad_size = [&](size_t got) {
       return MakeError(ErrorCode::kInvalidGraph, "tensor '", tp.name(), "' of shape ", ShapeToString(dims), " and type ",
@@ -121,10 +137,17 @@ class Loader {
       if (tp.raw_data().size() != nbytes) return bad_size(tp.raw_data().size());
       // Take over the parsed bytes instead of copying them again.
       auto holder = std::make_shared<std::string>(std::move(*tp.mutable_raw_data()));
+      // A bool is one byte holding 0 or 1; any other byte read as bool is
+      // undefined behaviour in the kernels, so nonzero means true here.
+      if (et == ElemType::kBool)
+        for (char& c : *holder) c = c != 0;
       void* p = holder->empty() ? nullptr : &(*holder)[0];
       *out = std::make_shared<Tensor>(et, dims, std::shared_ptr<void>(holder, holder.get()), p, MemoryInfo{});
       return Status::OK();
     }
+    // Counted before allocating, so a declared shape cannot allocate more
+    // than the data the model carries.
+    ONYX_RETURN_IF_ERROR(CheckTypedCount(tp, et, n, nbytes, bad_size));
     auto t = std::make_shared<Tensor>(et, dims);
     auto check = [&](int have, int per) -> Status {
       if (static_cast<int64_t>(have) != n * per) return bad_size(static_cast<size_t>(have) * ElemSize(et) / per);
@@ -165,6 +188,7 @@ class Loader {
         size_t es = ElemSize(et);
         for (int64_t i = 0; i < n; ++i) {
           int32_t v = tp.int32_data(static_cast<int>(i));
+          if (et == ElemType::kBool) v = v != 0;
           std::memcpy(static_cast<char*>(t->raw()) + i * es, &v, es);  // little-endian low bytes
         }
       }
@@ -173,14 +197,55 @@ class Loader {
     return Status::OK();
   }
 
+  // The count of the typed field that holds `et`'s values must match the
+  // shape's `n` elements (`nbytes` for the packed sub-byte types).
+  template <typename BadSize>
+  static Status CheckTypedCount(const onnx::TensorProto& tp, ElemType et, int64_t n, size_t nbytes,
+                                const BadSize& bad_size) {
+    int64_t have = 0, per = 1, want = n;
+    switch (et) {
+      case ElemType::kFloat: case ElemType::kComplex64:
+        have = tp.float_data_size();
+        per = et == ElemType::kComplex64 ? 2 : 1;
+        break;
+      case ElemType::kDouble: case ElemType::kComplex128:
+        have = tp.double_data_size();
+        per = et == ElemType::kComplex128 ? 2 : 1;
+        break;
+      case ElemType::kInt64: have = tp.int64_data_size(); break;
+      case ElemType::kUint32: case ElemType::kUint64: have = tp.uint64_data_size(); break;
+      case ElemType::kInt4: case ElemType::kUint4: case ElemType::kFloat4E2M1:
+      case ElemType::kInt2: case ElemType::kUint2:
+        have = tp.int32_data_size();
+        want = static_cast<int64_t>(nbytes);
+        break;
+      default: have = tp.int32_data_size(); break;
+    }
+    if (have != want * per) return bad_size(static_cast<size_t>(have) * std::max<size_t>(ElemSize(et), 1) / per);
+    return Status::OK();
+  }
+
+  // An external data key's value: a non-negative decimal integer.
+  static bool ParseExternalInt(const std::string& s, int64_t* out) {
+    if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+    const unsigned long long v = std::stoull(s);  // 19 digits always fit
+    if (v > static_cast<unsigned long long>(INT64_MAX)) return false;
+    *out = static_cast<int64_t>(v);
+    return true;
+  }
+
   Status LoadExternal(const onnx::TensorProto& tp, ElemType et, const Dims& dims, size_t nbytes,
                       std::shared_ptr<Tensor>* out) {
     std::string location;
     int64_t offset = 0, length = -1;
     for (const auto& kv : tp.external_data()) {
+      bool ok = true;
       if (kv.key() == "location") location = kv.value();
-      else if (kv.key() == "offset") offset = std::stoll(kv.value());
-      else if (kv.key() == "length") length = std::stoll(kv.value());
+      else if (kv.key() == "offset") ok = ParseExternalInt(kv.value(), &offset);
+      else if (kv.key() == "length") ok = ParseExternalInt(kv.value(), &length);
+      if (!ok)
+        return MakeError(ErrorCode::kInvalidGraph, "tensor '", tp.name(), "': external data ", kv.key(), " '", kv.value(),
+                         "' is not a non-negative integer");
     }
     if (files_ && files_->supplied.count(tp.name())) {
       // The caller supplies this one: nothing to read.
@@ -204,27 +269,45 @@ class Loader {
         return Status::OK();
       }
     }
-    if (location.empty() || location[0] == '/' || location.find("..") != std::string::npos)
+    if (location.empty() || location[0] == '/' || location.find("..") != std::string::npos ||
+        location.find('\0') != std::string::npos)
       return MakeError(ErrorCode::kInvalidGraph, "tensor '", tp.name(), "': external data location '", location,
                        "' must be a relative path inside the model's folder");
     if (model_dir_.empty())
       return MakeError(ErrorCode::kInvalidGraph, "tensor '", tp.name(), "' uses external data, which needs a model loaded from a path");
     std::string path = model_dir_ + "/" + location;
-    auto it = mapped_.find(path);
+    // A symbolic link (of the file or of a folder on the way) must not lead
+    // out of the model's folder either.
+    std::string real_dir, real_path;
+    if (!RealPath(model_dir_, &real_dir) || !RealPath(path, &real_path))
+      return MakeError(ErrorCode::kInvalidGraph, "tensor '", tp.name(), "': cannot open external data file '", location, "'");
+    const std::string inside = real_dir == "/" ? "/" : real_dir + "/";
+    if (real_path.compare(0, inside.size(), inside) != 0)
+      return MakeError(ErrorCode::kInvalidGraph, "tensor '", tp.name(), "': external data location '", location,
+                       "' resolves to '", real_path, "', outside the model's folder");
+    auto it = mapped_.find(real_path);
     std::shared_ptr<MappedFile> file;
     if (it != mapped_.end()) {
       file = it->second;
     } else {
-      Status s = MapFile(path, &file);
+      Status s = MapFile(real_path, &file);
       if (!s.ok()) return MakeError(ErrorCode::kInvalidGraph, "tensor '", tp.name(), "': cannot open external data file '", location, "'");
-      mapped_[path] = file;
+      mapped_[real_path] = file;
     }
     if (length < 0) length = static_cast<int64_t>(nbytes);
-    if (offset < 0 || static_cast<size_t>(length) != nbytes || static_cast<size_t>(offset + length) > file->size)
+    if (static_cast<size_t>(length) != nbytes || static_cast<uint64_t>(offset) > file->size ||
+        static_cast<uint64_t>(length) > file->size - static_cast<uint64_t>(offset))
       return MakeError(ErrorCode::kInvalidGraph, "tensor '", tp.name(), "': external data (offset ", offset, ", length ",
                        length, ") does not fit file '", location, "' of ", file->size, " bytes or shape ", ShapeToString(dims));
     if (et == ElemType::kString) return MakeError(ErrorCode::kInvalidGraph, "string tensor '", tp.name(), "' cannot use external data");
     void* p = static_cast<char*>(file->addr) + offset;
+    if (et == ElemType::kBool) {  // mapped read-only, so checked rather than fixed
+      const auto* b = static_cast<const uint8_t*>(p);
+      for (size_t i = 0; i < nbytes; ++i)
+        if (b[i] > 1)
+          return MakeError(ErrorCode::kInvalidGraph, "bool tensor '", tp.name(), "': external data byte ", i, " is ",
+                           static_cast<int>(b[i]), " (a bool must be 0 or 1)");
+    }
     // Mapped read-only: kernels never write initializers.
     *out = std::make_shared<Tensor>(et, dims, std::shared_ptr<void>(file, file.get()), p, MemoryInfo{});
     return Status::OK();

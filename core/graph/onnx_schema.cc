@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <exception>
+#include <unordered_map>
+#include <utility>
 
 #include "core/graph/proto_convert.h"
 #include "core/graph/shape_inference.h"
@@ -25,9 +28,18 @@ const onnx::OpSchema* SchemaOf(const Node& node) {
 
 std::string DomainName(const std::string& d) { return d.empty() ? "ai.onnx" : d; }
 
+// ONNX's domain -> opset range map. Registering the schemas (SchemaPreload's
+// thread) writes to it, so it is read only after a schema lookup, which waits
+// for that registration (a thread-safe static inside ONNX) and so orders the
+// writes before our reads (ThreadSanitizer found the race).
+const std::unordered_map<std::string, std::pair<int, int>>& DomainRanges() {
+  (void)onnx::OpSchemaRegistry::Schema("Identity", 1, "");
+  return onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+}
+
 // The newest opset ONNX's library knows for `domain` ("" = ai.onnx), 0 if none.
 int LatestOpset(const std::string& domain) {
-  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto& ranges = DomainRanges();
   auto it = ranges.find(domain);
   return it == ranges.end() ? 0 : it->second.second;
 }
@@ -65,7 +77,7 @@ SchemaPreload::~SchemaPreload() {
 }
 
 Status CheckOpsetImports(const std::map<std::string, int>& opsets) {
-  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto& ranges = DomainRanges();
   for (const auto& kv : opsets) {
     const std::string& domain = kv.first;
     auto it = ranges.find(domain);
@@ -285,10 +297,44 @@ class SchemaInferenceContext final : public onnx::InferenceContext {
 
 }  // namespace
 
+namespace {
+
+// ONNX 1.23's Einsum inference never returns on some malformed equations
+// ("a..b", "a-b", "a...b...->": found by fuzz_node), so a model could hang
+// session creation. Only equations of the grammar reach it: letters, ','
+// between terms, one "->", at most one "..." per term, spaces.
+bool WellFormedEinsumEquation(const std::string& eq) {
+  const size_t arrow = eq.find("->");
+  if (arrow != std::string::npos && eq.find("->", arrow + 2) != std::string::npos) return false;
+  size_t dots_in_term = 0;
+  for (size_t i = 0; i < eq.size(); ++i) {
+    const char c = eq[i];
+    if (i == arrow) {
+      ++i;  // the '>'
+      dots_in_term = 0;
+    } else if (c == ',') {
+      if (arrow != std::string::npos && i > arrow) return false;
+      dots_in_term = 0;
+    } else if (c == '.') {
+      if (eq.compare(i, 3, "...") != 0 || ++dots_in_term > 1) return false;
+      i += 2;
+    } else if (!std::isalpha(static_cast<unsigned char>(c)) && c != ' ') {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 bool InferWithSchema(shape_inference::InferContext& ctx) {
   const Node& node = ctx.node();
   const onnx::OpSchema* s = SchemaOf(node);
   if (s == nullptr || !s->has_type_and_shape_inference_function()) return false;
+  // Left unknown; the kernel refuses the equation with its own message.
+  if (node.domain.empty() && node.op_type == "Einsum" &&
+      !WellFormedEinsumEquation(node.AttrString("equation", "")))
+    return false;
   SchemaInferenceContext ictx(ctx);
   if (!ictx.ok()) return false;
   try {

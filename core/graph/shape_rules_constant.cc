@@ -133,6 +133,8 @@ Status Range(InferContext& ctx) {
   if (ctx.Ints(0, &s) && ctx.Ints(1, &l) && ctx.Ints(2, &d) && s.size() == 1 && l.size() == 1 && d.size() == 1) {
     if (d[0] == 0) return ctx.Fail("delta must not be 0");
     double len = std::ceil((static_cast<double>(l[0]) - static_cast<double>(s[0])) / static_cast<double>(d[0]));
+    // Checked before the conversion, which is undefined past int64.
+    if (!(len < 9.2e18)) return ctx.Fail(StrCat("Range of ", len, " elements is too long"));
     n = Dim::Of(len > 0 ? static_cast<int64_t>(len) : 0);
   }
   ctx.SetTensor(0, e, {n});

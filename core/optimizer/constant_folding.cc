@@ -2,6 +2,9 @@
 // inputs are all constant initializers, with the kernels the session hands it
 // (OptimizerContext::fold_kernels, its CPU provider's), and turns its outputs
 // into initializers.
+#include <algorithm>
+#include <cstdint>
+#include <exception>
 #include <memory>
 #include <unordered_set>
 
@@ -19,13 +22,21 @@ constexpr size_t kAlwaysFoldBytes = 1 << 20;
 
 class FoldContext final : public KernelContext {
  public:
-  FoldContext(std::vector<const Tensor*> inputs, size_t num_outputs)
-      : inputs_(std::move(inputs)), outputs_(num_outputs) {}
+  // Outputs beyond `max_bytes` together are refused before they are
+  // allocated (the fold is dropped): a hostile ConstantOfShape or Expand
+  // must not allocate at load what its run would be refused.
+  FoldContext(std::vector<const Tensor*> inputs, size_t num_outputs, size_t max_bytes)
+      : inputs_(std::move(inputs)), outputs_(num_outputs), max_bytes_(max_bytes) {}
   int InputCount() const override { return static_cast<int>(inputs_.size()); }
   const Tensor* Input(int i) const override { return i >= 0 && i < InputCount() ? inputs_[i] : nullptr; }
   int OutputCount() const override { return static_cast<int>(outputs_.size()); }
   Tensor* Output(int i, const Dims& dims, ElemType type) override {
     if (i < 0 || i >= OutputCount()) return nullptr;
+    const int64_t n = ShapeSize(dims);
+    const size_t bytes = n < 0 ? SIZE_MAX : StorageBytes(type, static_cast<size_t>(std::min<int64_t>(n, INT64_MAX >> 5)));
+    if (n < 0 || bytes > max_bytes_ - std::min(used_, max_bytes_))
+      ONYX_THROW(ErrorCode::kFail, "constant folding: output of shape ", ShapeToString(dims), " is too large to fold");
+    used_ += bytes;
     outputs_[i] = std::make_shared<Tensor>(type, dims);
     return outputs_[i].get();
   }
@@ -36,6 +47,8 @@ class FoldContext final : public KernelContext {
  private:
   std::vector<const Tensor*> inputs_;
   std::vector<std::shared_ptr<Tensor>> outputs_;
+  size_t max_bytes_;
+  size_t used_ = 0;
 };
 
 bool IsNondeterministic(const Node& n) {
@@ -80,9 +93,13 @@ bool TryFold(Graph& graph, const GraphIndex& idx, const KernelRegistry& kernels,
   if (def == nullptr) return false;
   KernelInfo info(n, graph, types);
   std::unique_ptr<OpKernel> kernel;
-  if (!def->create(info, &kernel).ok()) return false;
-  FoldContext ctx(inputs, n.outputs.size());
-  if (!kernel->Compute(ctx).ok()) return false;
+  FoldContext ctx(inputs, n.outputs.size(), std::max(kAlwaysFoldBytes, input_bytes));
+  try {
+    if (!def->create(info, &kernel).ok()) return false;
+    if (!kernel->Compute(ctx).ok()) return false;
+  } catch (const std::exception&) {
+    return false;  // the run reports it, in context
+  }
   size_t out_bytes = 0;
   for (size_t k = 0; k < n.outputs.size(); ++k) {
     if (n.outputs[k].empty()) continue;

@@ -42,9 +42,10 @@ struct PlanOptions {
   // input types and shapes take all intermediates from one block laid out
   // from the first run's allocations.
   bool mem_pattern = true;
-  // Called with the name of each constant the moment its last reader's kernel
-  // has packed a copy of its own and released it, so the caller drops its
-  // copy then and the original and all packed copies never coexist.
+  // Called with the name of each constant of the planned graph the moment its
+  // last reader's kernel has packed a copy of its own and released it, so the
+  // caller drops its copy then and the original and all packed copies never
+  // coexist. Not passed on to subgraphs' plans.
   std::function<void(const std::string&)> on_constant_released;
 };
 

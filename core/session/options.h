@@ -88,4 +88,10 @@ struct RunOptions {
 // arenas' idle memory to the system (onnxruntime's run config key).
 constexpr const char* kRunArenaShrinkKey = "memory.enable_memory_arena_shrinkage";
 
+// A positive number of bytes: the most the CPU buffers of a session's runs
+// (outputs, intermediates, memory-pattern blocks; all runs in flight
+// together) may hold at once. A run that would go beyond it fails with FAIL
+// naming the key; the session stays usable. Unset: no limit.
+constexpr const char* kSessionMemoryLimitKey = "session.memory_limit_bytes";
+
 }  // namespace onyx

@@ -2,14 +2,15 @@
 
 #include "core/graph/onnx_schema.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
 
+#include "core/framework/blas_threads.h"
+#include "core/framework/limited_allocator.h"
 #include "core/framework/logging.h"
 #include "core/graph/function_expansion.h"
 #include "core/graph/gradient_expansion.h"
@@ -78,6 +79,14 @@ Status CheckFeed(const ValueInfo& decl, const Value& v) {
   if (x.type() != t.elem)
     return MakeError(ErrorCode::kInvalidArgument, "Unexpected input data type. Actual: (tensor(",
                      ElemTypeName(x.type()), ")) , expected: (", t.ToString(), ") for input '", decl.name, "'");
+  if (x.type() == ElemType::kBool) {
+    // Kernels read these bytes as C++ bool: anything but 0 or 1 is undefined there.
+    const auto* b = static_cast<const uint8_t*>(x.raw());
+    for (int64_t i = 0; i < x.size(); ++i)
+      if (b[i] > 1)
+        return MakeError(ErrorCode::kInvalidArgument, "input '", decl.name, "' is a bool tensor whose element ", i,
+                         " has byte value ", static_cast<int>(b[i]), "; a bool must be 0 or 1");
+  }
   if (!t.has_shape) return Status::OK();
   if (x.rank() != t.dims.size())
     return MakeError(ErrorCode::kInvalidArgument, "Invalid rank for input: ", decl.name, " Got: ", x.rank(),
@@ -144,6 +153,8 @@ bool HandedOutBefore(std::vector<char>* flags, int slot, size_t num_slots) {
 
 Session::~Session() {
   plan_.reset();
+  // Deletes itself once the last output a caller still holds is freed.
+  if (limited_alloc_) limited_alloc_->Release();
   // Hand cached buffers back to the OS once a session is gone, so a process
   // that drops its sessions does not keep their peak working set.
   GetCpuAllocator()->Trim();
@@ -251,8 +262,29 @@ void Session::ApplyFreeDimensionOverrides(const SessionOptions& options) {
                     "' matches no input dimension");
 }
 
+// Options this engine would otherwise accept and then not act on are refused,
+// naming them (issue 12: no silent options). onnxruntime-compatible settings
+// that mean what the engine does (sequential execution, one inter-op
+// thread) pass.
+static Status CheckHonouredOptions(const SessionOptions& options) {
+  if (options.execution_mode != 0)
+    return MakeError(ErrorCode::kNotImplemented, "execution_mode ORT_PARALLEL is not supported: this engine runs one "
+                     "node at a time (parallelism is inside nodes: intra_op_num_threads); use ORT_SEQUENTIAL");
+  if (options.inter_op_threads > 1)
+    return MakeError(ErrorCode::kNotImplemented, "inter_op_num_threads=", options.inter_op_threads,
+                     " is not supported: this engine runs one node at a time (inter-op threads would need "
+                     "execution_mode ORT_PARALLEL); use 0 or 1, and intra_op_num_threads for parallelism");
+  for (const auto& req : options.providers) {
+    if (req.options.empty()) continue;
+    return MakeError(ErrorCode::kInvalidArgument, "provider option '", req.options.begin()->first, "' of ", req.name,
+                     " is not supported: ", req.name, " takes no options");
+  }
+  return Status::OK();
+}
+
 Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_point load_start) {
   ONYX_RETURN_IF_ERROR(CheckCpuIsaRequest());
+  ONYX_RETURN_IF_ERROR(CheckHonouredOptions(options));
   options_ = options;
   logger_ = std::make_unique<Logger>(options.log_id, options.log_severity, options.log_verbosity);
   if (options.enable_profiling) profiler_.Start(options.profile_file_prefix, load_start);
@@ -378,9 +410,18 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   // Weights the kernels packed into copies of their own: each original goes
   // as soon as its last reader has packed it.
   plan_options.on_constant_released = [this](const std::string& name) {
-    auto& t = model_.graph->initializers[name];
-    t = std::make_shared<Tensor>(t->type(), t->dims(), nullptr, t->location());
+    auto it = model_.graph->initializers.find(name);
+    if (it == model_.graph->initializers.end()) return;
+    const Tensor& t = *it->second;
+    it->second = std::make_shared<Tensor>(t.type(), t.dims(), nullptr, t.location());
   };
+  size_t memory_limit = 0;
+  ONYX_RETURN_IF_ERROR(MemoryLimit(options, &memory_limit));
+  if (memory_limit > 0) {
+    limited_alloc_ = LimitedAllocator::Create(plan_options.cpu_allocator ? plan_options.cpu_allocator : GetCpuAllocator(),
+                                              memory_limit);
+    plan_options.cpu_allocator = limited_alloc_;
+  }
   ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(g, raw, plan_options, &plan_));
   ONYX_RETURN_IF_ERROR(CheckCanceled(options, "after planning"));
   IndexInputsAndOutputs();
@@ -400,15 +441,30 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   } else {
     thread_pool_ = std::make_shared<ThreadPool>(threads);
   }
-  // OpenBLAS keeps one process-wide pool; it runs inside our kernels' calls, so
-  // give it the same budget rather than letting both claim every core.
-  openblas_set_num_threads(threads);
+  // OpenBLAS runs inside our kernels' calls with the same budget (set per
+  // call from the running session's, see RunIndexed), rather than both
+  // claiming every core.
   if (profiler_.enabled()) {
     int64_t load_us = profiler_.MicrosSinceStart(loaded);
     profiler_.Record({"Session", "model_loading", 0, load_us, 0, {}});
     profiler_.Record({"Session", "session_initialization", load_us,
                       profiler_.MicrosSinceStart(Profiler::Clock::now()) - load_us, 0, {}});
   }
+  return Status::OK();
+}
+
+Status Session::MemoryLimit(const SessionOptions& options, size_t* out) {
+  *out = 0;
+  auto it = options.config.find(kSessionMemoryLimitKey);
+  if (it == options.config.end()) return Status::OK();
+  const std::string& v = it->second;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long n = v.empty() || v[0] < '0' || v[0] > '9' ? 0 : std::strtoull(v.c_str(), &end, 10);
+  if (v.empty() || !end || *end != '\0' || errno == ERANGE || n == 0 || n > (SIZE_MAX >> 1))
+    return MakeError(ErrorCode::kInvalidArgument, "session config entry '", kSessionMemoryLimitKey,
+                     "' must be a positive number of bytes, got '", v, "'");
+  *out = static_cast<size_t>(n);
   return Status::OK();
 }
 
@@ -538,8 +594,11 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
   Profiler* profiler = profiler_.enabled() ? &profiler_ : nullptr;
   auto run_start = profiler ? Profiler::Clock::now() : Profiler::Clock::time_point();
   const uint64_t patterns_before = plan_->PatternsRecorded();
-  Status run_status = plan_->Execute(values, presets.empty() ? nullptr : &presets, run_options,
-                                     thread_pool_.get(), profiler);
+  Status run_status;
+  {
+    ScopedBlasThreadBudget blas_threads(thread_pool_->NumThreads());
+    run_status = plan_->Execute(values, presets.empty() ? nullptr : &presets, run_options, thread_pool_.get(), profiler);
+  }
   // The run's intermediates are back in the arena by now; shrink even when
   // the run failed, as onnxruntime does. A run that recorded a memory pattern
   // shrinks too: later runs take their intermediates from the pattern's one

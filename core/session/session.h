@@ -19,6 +19,7 @@
 namespace onyx {
 
 class ExecutionPlan;
+class LimitedAllocator;
 
 class Session {
  public:
@@ -76,6 +77,9 @@ class Session {
                            std::unique_ptr<Session>* out);
   Status Initialize(const SessionOptions& options, Profiler::Clock::time_point load_start);
   Status ApplyUserInitializers(const SessionOptions& options);
+  // kSessionMemoryLimitKey in bytes (0 when unset); INVALID_ARGUMENT naming
+  // the key when it is not a positive integer.
+  static Status MemoryLimit(const SessionOptions& options, size_t* out);
   void ApplyFreeDimensionOverrides(const SessionOptions& options);
   // Parses the run's kRunArenaShrinkKey entry: *shrink_cpu is set when the
   // session's CPU arena is named; unknown devices and ids are errors.
@@ -102,6 +106,9 @@ class Session {
   std::shared_ptr<ThreadPool> thread_pool_;  // the session's own, or a global one
   // The CPU allocator the plan uses; null when it has no cache (arena off).
   Allocator* cpu_arena_ = nullptr;
+  // The plan's CPU allocator when kSessionMemoryLimitKey is set (see
+  // LimitedAllocator for why it is released, not deleted).
+  LimitedAllocator* limited_alloc_ = nullptr;
   std::unique_ptr<ExecutionPlan> plan_;
   std::vector<FeedSlot> feed_slots_;
   std::unordered_map<std::string, size_t> feed_index_;

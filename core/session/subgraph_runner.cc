@@ -11,6 +11,8 @@ Status PlanSubgraphRunner::Create(const Graph& graph, const std::vector<Executio
   // One iteration's intermediates are small and change shape between
   // iterations; the session's pattern machinery is for whole runs.
   sub.mem_pattern = false;
+  // The caller's copies are of its own graph's constants, not this one's.
+  sub.on_constant_released = nullptr;
   ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(graph, providers, sub, &r->plan_));
   for (const auto& in : graph.inputs) r->input_slots_.push_back(r->plan_->SlotOf(in.name));
   for (const auto& o : graph.outputs) {

@@ -276,6 +276,13 @@ def test_session_options(onyx):
     so.inter_op_num_threads = 1
     so.graph_optimization_level = onyx.GraphOptimizationLevel.ORT_DISABLE_ALL
     so.execution_mode = onyx.ExecutionMode.ORT_PARALLEL
+    assert so.execution_mode == onyx.ExecutionMode.ORT_PARALLEL
+    if not _is_ort(onyx):
+        # Refused at session creation rather than run sequentially in silence
+        # (issue 12); onnxruntime runs it with its parallel executor.
+        with pytest.raises(Exception, match="NOT_IMPLEMENTED : execution_mode ORT_PARALLEL is not supported"):
+            onyx.InferenceSession(MODEL, sess_options=so, providers=["CPUExecutionProvider"])
+        so.execution_mode = onyx.ExecutionMode.ORT_SEQUENTIAL
     so.log_severity_level = 3
     so.logid = "api-test"
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -286,8 +293,6 @@ def test_session_options(onyx):
     got = s.get_session_options()
     assert got.intra_op_num_threads == 1 and got.inter_op_num_threads == 1
     assert got.graph_optimization_level == onyx.GraphOptimizationLevel.ORT_DISABLE_ALL
-    if not _is_ort(onyx):  # onnxruntime reports the mode it ended up using
-        assert got.execution_mode == onyx.ExecutionMode.ORT_PARALLEL
     assert got.logid == "api-test" and got.log_severity_level == 3
     assert got.get_session_config_entry("session.intra_op.allow_spinning") == "0"
     _check_usable(s)

@@ -7,6 +7,7 @@ says in the engine.
 """
 
 import gc
+import os
 
 import numpy as np
 import pytest
@@ -351,3 +352,82 @@ def test_mem_reuse_off_keeps_every_intermediate(onyx_only):
         sess.run(["Y"], {"X": x})
     sess = _limited_session(rt, 4 << 20, enable_mem_reuse=True)
     np.testing.assert_array_equal(sess.run(["Y"], {"X": x})[0], _expected_y(x))
+
+
+# ---- options the engine acts on (issue 12: no option stored and ignored) ----------
+
+
+def _thread_count():
+    return len(os.listdir("/proc/self/task"))
+
+
+def _matmul_model(width=64, dtype=np.float32):
+    w = numpy_helper.from_array(np.ones((width, width), dtype), "W")
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    graph = helper.make_graph([helper.make_node("MatMul", ["X", "W"], ["Y"])], "mm",
+                              [helper.make_tensor_value_info("X", elem, ["N", width])],
+                              [helper.make_tensor_value_info("Y", elem, ["N", width])], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8).SerializeToString()
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_intra_op_num_threads_sizes_the_engines_pool(rt, n):
+    """Observed in the process, not read back from Python: a pool of n threads
+    counts the caller, so n - 1 new threads live as long as the session."""
+    so = rt.SessionOptions()
+    so.intra_op_num_threads = n
+    gc.collect()
+    before = _thread_count()
+    sess, (y, _) = _run(rt, so)
+    np.testing.assert_array_equal(y, _expected_y(X))
+    assert _thread_count() - before == n - 1
+    del sess
+    gc.collect()
+    assert _thread_count() == before
+
+
+@pytest.mark.parametrize("attr,value,accepted", [
+    ("inter_op_num_threads", 0, True), ("inter_op_num_threads", 1, True), ("inter_op_num_threads", 4, False),
+    ("execution_mode", "ORT_SEQUENTIAL", True), ("execution_mode", "ORT_PARALLEL", False),
+])
+def test_inter_op_and_execution_mode_honoured_or_refused(rt, attr, value, accepted):
+    """The engine runs one node at a time: settings that say so pass, settings
+    asking for inter-op parallelism are refused by name (onnxruntime honours
+    them with its parallel executor)."""
+    so = rt.SessionOptions()
+    setattr(so, attr, getattr(rt.ExecutionMode, value) if attr == "execution_mode" else value)
+    if accepted or is_ort(rt):
+        _, (y, _) = _run(rt, so)
+        np.testing.assert_array_equal(y, _expected_y(X))
+    else:
+        with pytest.raises(Exception, match="NOT_IMPLEMENTED : %s" % ("inter_op_num_threads=4" if attr ==
+                                                                       "inter_op_num_threads" else
+                                                                       "execution_mode ORT_PARALLEL")):
+            _run(rt, so)
+
+
+def test_provider_options_are_refused_by_name(onyx_only):
+    rt = onyx_only
+    with pytest.raises(Exception, match="provider option 'use_arena' of CPUExecutionProvider is not supported"):
+        rt.InferenceSession(MODEL, providers=[("CPUExecutionProvider", {"use_arena": "1"})])
+    rt.InferenceSession(MODEL, providers=[("CPUExecutionProvider", {})])
+
+
+def test_openblas_threads_follow_the_session_that_runs(onyx_only):
+    """OpenBLAS's count is process-wide; each session's GEMMs use its own
+    intra_op_num_threads, whichever session was created last."""
+    import ctypes
+
+    blas = ctypes.CDLL("libopenblas.so.0")  # the instance the engine loaded
+    rt = onyx_only
+    sessions = {}
+    # double: float GEMMs mostly run on the engine's own SGEMM and pool.
+    for n in (1, 2):
+        so = rt.SessionOptions()
+        so.intra_op_num_threads = n
+        sessions[n] = rt.InferenceSession(_matmul_model(dtype=np.float64), so, providers=["CPUExecutionProvider"])
+    x = np.ones((8, 64), np.float64)
+    for n in (1, 2, 1, 2):
+        (y,) = sessions[n].run(None, {"X": x})
+        assert (y == 64).all()
+        assert blas.openblas_get_num_threads() == n

@@ -78,6 +78,10 @@ Status BroadcastPlan::Init(const std::vector<Dims>& inputs, const Dims& out, con
   inner_step_.assign(n, 0);
   outer_dims_.clear();
   outer_strides_.assign(n, Dims());
+  // Bounds every group product below (a fuzzed Expand asked for 2^126 elements).
+  if (ShapeSize(out) < 0)
+    return MakeError(ErrorCode::kInvalidArgument, op, ": output shape ", ShapeToString(out),
+                     " has a negative dimension or more elements than fit in int64");
   if (ShapeSize(out) == 0) {
     inner_ = 0;
     outer_ = 0;

@@ -14,6 +14,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "providers/cpu/common/float_to_int.h"
+
 namespace onyx {
 namespace fastmath {
 
@@ -28,7 +30,9 @@ inline __attribute__((always_inline)) F Splat(float v) {
 template <typename I, typename F>
 inline __attribute__((always_inline)) I TruncToInt(F v) {
   if constexpr (std::is_same<F, float>::value) {
-    return static_cast<I>(v);
+    // NaN (exp of NaN) and out-of-range lanes give INT_MIN, as the vector
+    // conversion (cvttps2dq) does, without static_cast's undefined behaviour.
+    return static_cast<I>(FloatToInt32(v));
   } else {
     return __builtin_convertvector(v, I);
   }
@@ -40,6 +44,17 @@ inline __attribute__((always_inline)) F BitsToFloat(I bits) {
   F f;
   std::memcpy(&f, &bits, sizeof(f));
   return f;
+}
+
+// v << 23: the float exponent field. A NaN input makes v negative, and
+// shifting a negative int is undefined in C++17, so the scalar form shifts
+// the bits unsigned (vector lanes shift as the hardware does).
+template <typename I>
+inline __attribute__((always_inline)) I ExponentBits(I v) {
+  if constexpr (std::is_integral<I>::value)
+    return static_cast<I>(static_cast<uint32_t>(v) << 23);
+  else
+    return v << 23;
 }
 
 // F is float or a vector of float; I the matching int32 type.
@@ -68,8 +83,8 @@ inline __attribute__((always_inline)) F ExpT(F x) {
   p = p * r + 1.0f;
   // 2^n as two normal factors, so overflow gives inf and underflow denormals/0.
   const I n1 = n >> 1, n2 = n - n1;
-  const F s1 = BitsToFloat<F>(I((n1 + 127) << 23));
-  const F s2 = BitsToFloat<F>(I((n2 + 127) << 23));
+  const F s1 = BitsToFloat<F>(ExponentBits<I>(n1 + 127));
+  const F s2 = BitsToFloat<F>(ExponentBits<I>(n2 + 127));
   return p * s1 * s2;
 }
 

@@ -15,6 +15,7 @@
 
 #include "core/framework/thread_pool.h"
 #include "providers/cpu/math/sgemm.h"
+#include "core/framework/blas_threads.h"
 
 namespace onyx {
 
@@ -27,6 +28,18 @@ constexpr double kBlasSingleThreadWork = 65536.0 * 4;
 // The SIMD path the CPU kernels run ("avx512 (OpenBLAS SkylakeX)"): our own
 // array kernels' instruction set and OpenBLAS's kernel family (math/gemm.cc).
 std::string CpuCodePath();
+// Holds OpenBLAS's (process-wide) thread count at `threads` for one call:
+// callers wanting the count already set run at once and together; one
+// wanting another count waits until none is inside a call, then sets it. So
+// each session's GEMMs use its own intra-op thread count, whichever session
+// was created last.
+class BlasThreadsLease {
+ public:
+  explicit BlasThreadsLease(int threads);
+  ~BlasThreadsLease();
+  BlasThreadsLease(const BlasThreadsLease&) = delete;
+  BlasThreadsLease& operator=(const BlasThreadsLease&) = delete;
+};
 
 // BLAS takes int dimensions (OpenBLAS is built without INTERFACE64).
 inline bool FitsBlasInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
@@ -66,6 +79,7 @@ void BlasGemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alp
     const int lda_i = static_cast<int>(std::max<int64_t>(lda, 1));
     const int ldb_i = static_cast<int>(std::max<int64_t>(ldb, 1));
     const int ldc_i = static_cast<int>(std::max<int64_t>(ldc, 1));
+    BlasThreadsLease lease(BlasThreadBudget());
     if constexpr (std::is_same<T, float>::value) {
       cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), alpha, A,
                   lda_i, B, ldb_i, beta, C, ldc_i);

@@ -6,6 +6,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/float_to_int.h"
 #include "providers/cpu/math/broadcast_binary.h"
 #include "providers/kernel.h"
 
@@ -343,7 +344,7 @@ class PowKernel final : public OpKernel {
       } else {
         RunBroadcastBinary(plan, pool, a, expo.data(), y, [](C x, double e) {
           if (e >= 0 && e == std::floor(e) && e < 64) return IntPow(x, static_cast<int64_t>(e));
-          return static_cast<C>(std::pow(static_cast<double>(x), e));
+          return FloatToInt<C>(std::pow(static_cast<double>(x), e));
         });
       }
       return Status::OK();

@@ -13,6 +13,7 @@
 
 #include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/common/fast_math.h"
+#include "providers/cpu/common/float_to_int.h"
 #include "providers/cpu/common/half_float.h"
 #include "providers/cpu/math/blas.h"
 #include "providers/kernel.h"
@@ -192,7 +193,7 @@ class GemmKernel final : public OpKernel {
     return DispatchNumeric(a->type(), "Gemm", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       T* out = y->data<T>();
-      T beta = static_cast<T>(beta_);
+      T beta = FromFloat<T>(beta_);
       if (c != nullptr && beta != T(0)) {
         // Stage C in Y so one GEMM call applies beta to it.
         const T* cv = c->data<T>();
@@ -208,7 +209,7 @@ class GemmKernel final : public OpKernel {
       } else {
         beta = T(0);
       }
-      BlasGemm<T>(trans_a_ != 0, trans_b_ != 0, M, N, K, static_cast<T>(alpha_), a->data<T>(), a->dims()[1],
+      BlasGemm<T>(trans_a_ != 0, trans_b_ != 0, M, N, K, FromFloat<T>(alpha_), a->data<T>(), a->dims()[1],
                   b->data<T>(), b->dims()[1], beta, out, N, ctx.threads(), nullptr, &packed_b_);
       if constexpr (std::is_floating_point<T>::value) act_.Apply(out, M * N);
       return Status::OK();

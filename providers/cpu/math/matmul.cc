@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/float_to_int.h"
 #include "providers/cpu/common/half_float.h"
 #include "providers/kernel.h"
 #include "providers/cpu/math/blas.h"
@@ -170,7 +171,7 @@ class MatMulKernel : public OpKernel {
       const T* bv = b->data<T>();
       T* yv = y->data<T>();
       const int64_t M = p.M, N = p.N, K = p.K;
-      const T scale = static_cast<T>(alpha);
+      const T scale = FromFloat<T>(alpha);  // FusedMatMul alpha: any float, ints included
       if (p.fold_a) {
         BlasGemm<T>(false, false, p.batches * M, N, K, scale, av, K, bv, N, T(0), yv, N, ctx.threads(), nullptr,
                     packed_b);

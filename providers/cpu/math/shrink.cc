@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/float_to_int.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -17,7 +18,7 @@ double ToDouble(T v) {
 template <typename T>
 T FromDouble(double v) {
   if constexpr (std::is_same<T, Float16>::value || std::is_same<T, BFloat16>::value) return T(static_cast<float>(v));
-  else return static_cast<T>(v);
+  else return FromFloat<T>(v);  // integer outputs: defined for any bias or lambd
 }
 
 class ShrinkKernel final : public OpKernel {

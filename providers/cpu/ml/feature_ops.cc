@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/float_to_int.h"
 #include "providers/cpu/ml/ml_common.h"
 #include "providers/kernel.h"
 
@@ -325,7 +326,10 @@ class OneHotEncoderKernel final : public OpKernel {
       ONYX_RETURN_IF_ERROR(DispatchOver(MlNumericTypeSet{}, X->type(), node_.c_str(), [&](auto tag) -> Status {
         using T = typename decltype(tag)::type;
         for (int64_t i = 0; i < X->size(); ++i) {
-          const int64_t v = static_cast<int64_t>(X->data<T>()[i]);
+          const T x = X->data<T>()[i];
+          int64_t v = 0;  // NaN and out-of-range floats: defined (INT64_MIN), matching no category
+          if constexpr (std::is_floating_point<T>::value) v = FloatToInt<int64_t>(x);
+          else v = static_cast<int64_t>(x);
           auto it = int_cats_.find(v);
           if (it != int_cats_.end()) col[i] = it->second;
           else ONYX_CHECK_ARG(zeros_, node_, ": input 0 value ", v, " at ", i,

@@ -57,12 +57,19 @@ class Col2ImKernel final : public OpKernel {
     std::vector<int64_t> nb(nd);
     for (size_t j = 0; j < nd; ++j) {
       ONYX_CHECK_ARG(block[j] > 0 && image[j] >= 0, "Col2Im: inputs 'image_shape' and 'block_shape' must be positive");
-      const int64_t span = image[j] + p[j] + p[j + nd] - d[j] * (block[j] - 1) - 1;
-      ONYX_CHECK_ARG(span >= 0, "Col2Im: input 'block_shape' does not fit input 'image_shape' along dim ", j);
+      ONYX_CHECK_ARG(s[j] > 0 && d[j] > 0 && p[j] >= 0 && p[j + nd] >= 0,
+                     "Col2Im: strides and dilations must be positive and pads non-negative along dim ", j);
+      // Hostile values overflow int64 here: checked, not wrapped.
+      int64_t span = 0, reach = 0;
+      const bool overflow = __builtin_mul_overflow(d[j], block[j] - 1, &reach) ||
+                            __builtin_add_overflow(image[j], p[j], &span) ||
+                            __builtin_add_overflow(span, p[j + nd], &span) ||
+                            __builtin_sub_overflow(span, reach + 1, &span) || reach == INT64_MAX;
+      ONYX_CHECK_ARG(!overflow && span >= 0, "Col2Im: input 'block_shape' does not fit input 'image_shape' along dim ", j);
       nb[j] = span / s[j] + 1;
-      kvol *= block[j];
-      L *= nb[j];
-      isz *= image[j];
+      ONYX_CHECK_ARG(!__builtin_mul_overflow(kvol, block[j], &kvol) && !__builtin_mul_overflow(L, nb[j], &L) &&
+                         !__builtin_mul_overflow(isz, image[j], &isz),
+                     "Col2Im: image_shape or block_shape has more elements than fit in int64");
     }
     const Dims& xd = x->dims();
     ONYX_CHECK_ARG(xd[1] % kvol == 0, "Col2Im: input 'input' ", ShapeToString(xd), " dim 1 is not a multiple of ",

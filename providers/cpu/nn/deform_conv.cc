@@ -67,15 +67,20 @@ class DeformConvKernel final : public OpKernel {
         ONYX_CHECK_ARG(t->type() == x->type(), "DeformConv: inputs W, offset, B and mask must have the type of X (",
                        ElemTypeName(x->type()), "), got ", ElemTypeName(t->type()));
     const int64_t N = xd[0], C = xd[1], M = wd[0], G = attrs_.group, OG = offset_group_;
-    ONYX_CHECK_ARG(C == wd[1] * G, "DeformConv: input 0 (X) ", ShapeToString(xd), " has ", C,
-                   " channels but input 1 (W) ", ShapeToString(wd), " expects ", wd[1] * G, " (group ", G, ")");
+    int64_t wc = 0;  // attributes are the model's: their products are checked, not wrapped
+    ONYX_CHECK_ARG(G > 0 && OG > 0 && !__builtin_mul_overflow(wd[1], G, &wc) && C == wc, "DeformConv: input 0 (X) ",
+                   ShapeToString(xd), " has ", C, " channels but input 1 (W) ", ShapeToString(wd), " and group ", G,
+                   " (offset_group ", OG, ") do not match it");
     ONYX_CHECK_ARG(M % G == 0, "DeformConv: input 1 (W) ", ShapeToString(wd), " has ", M,
                    " output channels, not a multiple of group ", G);
     ONYX_CHECK_ARG(C % OG == 0, "DeformConv: input 0 (X) has ", C, " channels, not a multiple of offset_group ", OG);
     conv::Geom g;
     ONYX_RETURN_IF_ERROR(conv::ResolveConv(nm, xd, wd, attrs_, &g));
     const int64_t OH = g.out[0], OW = g.out[1], KH = g.k[0], KW = g.k[1];
-    const Dims want_off{N, OG * 2 * KH * KW, OH, OW};
+    int64_t off_c = 0;
+    ONYX_CHECK_ARG(!__builtin_mul_overflow(OG, 2 * KH, &off_c) && !__builtin_mul_overflow(off_c, KW, &off_c),
+                   "DeformConv: offset_group ", OG, " times the kernel size is too large");
+    const Dims want_off{N, off_c, OH, OW};
     ONYX_CHECK_ARG(off->dims() == want_off, "DeformConv: input 2 (offset) has shape ", ShapeToString(off->dims()),
                    " but must be ", ShapeToString(want_off), " (offset_group * 2 * kH * kW channels over the output)");
     if (mask != nullptr) {

@@ -157,6 +157,8 @@ class GridSampleKernel final : public OpKernel {
             else if (pad_ == Pad::kReflection) c = Reflect(c, lo, hi);
           }
           if (!std::isfinite(c)) c = -2.0 * d - 4;  // NaN grid: read as outside
+          // Far outside is outside: bounded so the conversions below are defined.
+          c = std::min(std::max(c, -2.0 * d - 4), 2.0 * d + 4);
           int64_t* ti = &idx[i * taps];
           double* tw = &w[i * taps];
           if (mode_ == Mode::kNearest) {

@@ -28,6 +28,13 @@
 namespace onyx {
 namespace {
 
+// A source coordinate clamped to [0, in_d - 1] as an index; NaN (a hostile
+// roi or scale) reads index 0 instead of converting NaN, which is undefined.
+int64_t ClampedIndex(double v, double in_d) {
+  if (!(v > 0)) return 0;
+  return static_cast<int64_t>(std::min(v, in_d - 1));
+}
+
 enum class Mode { kNearest, kLinear, kCubic };
 enum class Coord {
   kHalfPixel,
@@ -253,6 +260,8 @@ class ResizeKernel final : public OpKernel {
         for (int d : axes) {
           scale[d] = s;
           width[d] = s * static_cast<double>(xd[d]);
+          ONYX_CHECK_ARG(width[d] + 0.5 < 9.0e18, op, ": input 'sizes' with keep_aspect_ratio_policy makes axis ", d,
+                         " of input 'X' ", ShapeToString(xd), " too large");
           yd[d] = static_cast<int64_t>(width[d] + 0.5);
         }
       }
@@ -356,7 +365,7 @@ class ResizeKernel final : public OpKernel {
             case Nearest::kSimple: n = scale < 1.0 ? fl + 1 : std::trunc(xo); break;
           }
         }
-        idx[0] = static_cast<int64_t>(std::min(std::max(n, 0.0), in_d - 1));
+        idx[0] = ClampedIndex(n, in_d);
         w[0] = 1.0;
         continue;
       }
@@ -365,7 +374,7 @@ class ResizeKernel final : public OpKernel {
         const double pos = fl + start + k;
         const double dist = (pos - xo) * s;
         double wk = mode_ == Mode::kLinear ? std::max(0.0, 1.0 - std::fabs(dist)) : CubicWeight(dist, cubic_a_);
-        idx[k] = static_cast<int64_t>(std::min(std::max(pos, 0.0), in_d - 1));
+        idx[k] = ClampedIndex(pos, in_d);
         if (exclude_outside_ && (pos < 0 || pos > in_d - 1)) wk = 0;
         w[k] = wk;
         sum += wk;

@@ -89,6 +89,15 @@ class RoiAlignKernel final : public OpKernel {
     const T* rv = rois.data<T>();
     const int64_t* bv = bi.data<int64_t>();
     T* yv = y->data<T>();
+    // Adaptive sampling takes ceil(roi size / output size) samples per bin: a
+    // hostile roi (huge, inf, NaN) would ask for that many (and convert inf).
+    for (int64_t r = 0; sampling_ratio_ <= 0 && r < R; ++r) {
+      const double h = (rv[r * 4 + 3] - rv[r * 4 + 1]) * spatial_scale_ / oh_;
+      const double w = (rv[r * 4 + 2] - rv[r * 4 + 0]) * spatial_scale_ / ow_;
+      if (!(h < 65536 && w < 65536))
+        ONYX_THROW(ErrorCode::kInvalidArgument, "RoiAlign: roi ", r, " (", rv[r * 4 + 0], ", ", rv[r * 4 + 1], ", ",
+                   rv[r * 4 + 2], ", ", rv[r * 4 + 3], ") is too large or not finite for adaptive sampling");
+    }
     ThreadPool::For(ctx.threads(), R, 1, [&](int64_t r0, int64_t r1) {
       std::vector<Sample> samples;
       for (int64_t r = r0; r < r1; ++r) {

@@ -8,6 +8,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/float_to_int.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -90,7 +91,7 @@ void ReduceCore(ROp op, const T* x, int64_t k, int64_t r, int64_t k2, C* out, co
       if constexpr (std::is_floating_point<C>::value) {
         run([](C v, C m) { return std::exp(v - m); }, add);
       } else {
-        run([](C v, C m) { return static_cast<C>(std::exp(static_cast<double>(v - m))); }, add);
+        run([](C v, C m) { return FromFloat<C>(std::exp(static_cast<double>(v - m))); }, add);
       }
       break;
   }
@@ -231,8 +232,8 @@ class ReduceKernel final : public OpKernel {
             else
               v = v / static_cast<C>(reduce_count);
             break;
-          case ROp::kL2: v = static_cast<C>(std::sqrt(static_cast<double>(v))); break;
-          case ROp::kLogSumExp: v = static_cast<C>(std::log(static_cast<double>(v)) + static_cast<double>(shift[i])); break;
+          case ROp::kL2: v = FromFloat<C>(std::sqrt(static_cast<double>(v))); break;
+          case ROp::kLogSumExp: v = FromFloat<C>(std::log(static_cast<double>(v)) + static_cast<double>(shift[i])); break;
           default: break;
         }
         y[i] = is_bool ? static_cast<T>(v != C(0)) : static_cast<T>(v);

@@ -61,13 +61,17 @@ class MelWeightMatrixKernel final : public OpKernel {
     const float low_mel = static_cast<float>(2595.0f * std::log1p(static_cast<float>(lo) / 700.0f) / std::log(10.0f));
     const float high_mel = static_cast<float>(2595.0f * std::log1p(static_cast<float>(hi) / 700.0f) / std::log(10.0f));
     const float step = (high_mel - low_mel) / static_cast<float>(mels + 2);
+    // The scratch below is as long as the output is wide: the output's
+    // allocation (under the session's memory limit) goes first.
+    Tensor* Y = ctx.Output(0, {spec_bins, mels}, out_type_);
     std::vector<int64_t> edge(static_cast<size_t>(mels + 2));
     for (int64_t i = 0; i < mels + 2; ++i) {
       const double mel = static_cast<double>(i) * static_cast<double>(step) + static_cast<double>(low_mel);
       const double hz = 700.0 * std::expm1(mel / 2595.0 * std::log(10.0));
-      edge[i] = static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(rate)));
-      // Edges past the spectrum (float rounding at the top) are clamped.
-      edge[i] = std::min<int64_t>(std::max<int64_t>(edge[i], 0), spec_bins - 1);
+      const double e = std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(rate));
+      // Edges past the spectrum (float rounding at the top) are clamped, before
+      // converting (hostile frequencies give inf or NaN here).
+      edge[i] = !(e > 0) ? 0 : e >= static_cast<double>(spec_bins - 1) ? spec_bins - 1 : static_cast<int64_t>(e);
     }
     std::vector<double> w(static_cast<size_t>(spec_bins * mels), 0.0);
     for (int64_t i = 0; i < mels; ++i) {
@@ -81,7 +85,6 @@ class MelWeightMatrixKernel final : public OpKernel {
       for (int64_t j = centre; j < right; ++j)
         w[j * mels + i] = static_cast<double>(right - j) / static_cast<double>(right - centre);
     }
-    Tensor* Y = ctx.Output(0, {spec_bins, mels}, out_type_);
     if (Y == nullptr) return Status::OK();
     return DispatchOver(MelOutTypeSet{}, out_type_, "MelWeightMatrix", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;

@@ -10,6 +10,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/float_to_int.h"
 #include "providers/cpu/common/narrow_float.h"
 #include "providers/kernel.h"
 
@@ -198,7 +199,10 @@ D Narrow(V v, bool saturate) {
   } else {
     using CV = typename CalcType<V>::type;
     using CD = typename CalcType<D>::type;
-    return static_cast<D>(static_cast<CD>(static_cast<CV>(v)));
+    if constexpr (std::is_floating_point<CV>::value && std::is_integral<CD>::value)
+      return static_cast<D>(FloatToInt<CD>(static_cast<CV>(v)));  // NaN, inf, out of range: defined
+    else
+      return static_cast<D>(static_cast<CD>(static_cast<CV>(v)));
   }
 }
 

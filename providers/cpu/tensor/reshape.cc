@@ -96,7 +96,8 @@ class ReshapeKernel final : public OpKernel {
       }
       ONYX_CHECK_ARG(d >= 0, "Reshape: shape ", ShapeToString(shape), " holds invalid dimension ", d);
       out[i] = d;
-      known *= d;
+      ONYX_CHECK_ARG(!__builtin_mul_overflow(known, d, &known), "Reshape: cannot reshape input 0 of shape ",
+                     ShapeToString(X->dims()), " to ", ShapeToString(shape), ": too many elements");
     }
     if (infer >= 0) {
       ONYX_CHECK_ARG(known != 0 && X->size() % known == 0, "Reshape: cannot reshape input 0 of shape ",

@@ -46,9 +46,12 @@ class SplitKernel final : public OpKernel {
       ONYX_CHECK_ARG(num_outputs_ < 0, "Split: input 1 (split) and attribute num_outputs cannot both be given");
       ONYX_CHECK_ARG(static_cast<int64_t>(split.size()) == n_out, "Split: ", split.size(),
                      " split sizes given for ", n_out, " outputs");
+      for (int64_t s : split) ONYX_CHECK_ARG(s >= 0, "Split: split sizes must be >= 0, got ", ShapeToString(split));
       int64_t sum = 0;
       for (int64_t s : split) {
-        ONYX_CHECK_ARG(s >= 0, "Split: split sizes must be >= 0, got ", ShapeToString(split));
+        // Bounded before adding: sizes that wrap around to `dim` would copy out of bounds.
+        ONYX_CHECK_ARG(s <= dim - sum, "Split: split sizes ", ShapeToString(split), " exceed axis ", axis,
+                       " of input 0 (input) shape ", ShapeToString(X->dims()));
         sum += s;
       }
       ONYX_CHECK_ARG(sum == dim, "Split: split sizes ", ShapeToString(split), " sum to ", sum, " but axis ", axis,
