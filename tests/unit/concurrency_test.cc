@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/session/session.h"
+#include "providers/cpu/math/sgemm.h"
 #include "onnx-ml.pb.h"
 
 namespace onyx {
@@ -246,6 +247,10 @@ TEST(Concurrency, MemoryLimitRefusesBigRunsAndKeepsTheSessionUsable) {
 // OpenBLAS's thread count is process-wide; each session's GEMMs get the
 // session's own intra-op count, not the last-created session's.
 TEST(Concurrency, BlasThreadsFollowTheSessionThatRuns) {
+  // Float GEMMs run on the engine's own SGEMM where it has a micro-kernel:
+  // the portable path sends them to OpenBLAS, whose thread count is observed.
+  const sgemm::Isa saved = sgemm::ActiveIsa();
+  sgemm::SetIsaForTesting(sgemm::Isa::kBaseline);
   SessionOptions one, three;
   one.intra_op_threads = 1;
   three.intra_op_threads = 3;
@@ -258,6 +263,7 @@ TEST(Concurrency, BlasThreadsFollowTheSessionThatRuns) {
   EXPECT_EQ(openblas_get_num_threads(), 3);
   ASSERT_FALSE(RunMlp(*a, 4, 32, 0).empty());
   EXPECT_EQ(openblas_get_num_threads(), 1);
+  sgemm::SetIsaForTesting(saved);
 }
 
 // Options the engine cannot act on are refused, naming them; the settings

@@ -66,8 +66,12 @@ struct Kernel {
 }  // namespace
 
 #ifdef ONYX_SGEMM_X86
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")
+#endif
 namespace avx512 {
 namespace {
 struct Tr {
@@ -87,10 +91,18 @@ struct Tr {
 #include "providers/cpu/math/sgemm_driver.inc"
 }  // namespace
 }  // namespace avx512
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
+#endif
 namespace avx2 {
 namespace {
 struct Tr {
@@ -113,7 +125,11 @@ struct Tr {
 #include "providers/cpu/math/sgemm_driver.inc"
 }  // namespace
 }  // namespace avx2
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 #endif
 
 namespace {
