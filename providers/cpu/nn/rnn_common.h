@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <limits>
 #include <cctype>
 #include <cmath>
 #include <string>
@@ -185,6 +186,10 @@ inline Status CheckInputs(KernelContext& ctx, const char* op, const Attrs& a, in
   p->I = x->dims()[2];
   p->H = a.hidden > 0 ? a.hidden : r->dims()[2];
   const int64_t G = gates, H = p->H, D = p->D;
+  // H comes from an attribute or a dim: bound it before the 2*G*H products
+  // below (a dim of a tensor without elements can be anything).
+  ONYX_CHECK_ARG(H >= 0 && H <= std::numeric_limits<int64_t>::max() / (2 * G), op, ": hidden size ", H,
+                 " is out of range");
   ONYX_RETURN_IF_ERROR(CheckShape(w, op, "W", {D, G * H, p->I}));
   ONYX_RETURN_IF_ERROR(CheckShape(r, op, "R", {D, G * H, H}));
   ONYX_RETURN_IF_ERROR(CheckOptionalLikeX(ctx.Input(3), *x, op, "B", {D, 2 * G * H}));
