@@ -6,8 +6,10 @@
 #                        engine unit tests, the C++ API test and the C API test
 #                        (LeakSanitizer on), zero reports allowed
 #   sanitize.sh fuzz [SECONDS]
-#                        each tests/fuzz target for SECONDS (default
-#                        $ONYX_FUZZ_SECONDS or 60) from a seed corpus made at
+#                        each tests/fuzz target for SECONDS (or
+#                        $ONYX_FUZZ_SECONDS; unset: $ONYX_FUZZ_RUNS inputs,
+#                        default 8000, from seed $ONYX_FUZZ_SEED, default 1:
+#                        repeatable, what CI runs) from a seed corpus made at
 #                        run time, after replaying tests/fuzz/regressions/;
 #                        prints executions and crashes per target
 #   sanitize.sh tsan     build-tsan/ (ThreadSanitizer): the concurrency tests
@@ -61,7 +63,12 @@ run_asan() {
 }
 
 run_fuzz() {
-  local seconds="${1:-${ONYX_FUZZ_SECONDS:-60}}" B="$ROOT/build-asan" rc=0
+  # CI (no argument, no ONYX_FUZZ_SECONDS): a fixed number of inputs per
+  # target from a fixed seed, so a run is repeatable (the targets run
+  # sessions on one thread); longer runs by time: sanitize.sh fuzz SECONDS.
+  local seconds="${1:-${ONYX_FUZZ_SECONDS:-}}" runs="${ONYX_FUZZ_RUNS:-8000}" B="$ROOT/build-asan" rc=0
+  local budget=(-runs="$runs") what="$runs inputs"
+  if [ -n "$seconds" ]; then budget=(-max_total_time="$seconds"); what="${seconds}s"; fi
   asan_build || return 1
   "$PY" "$ROOT/tests/fuzz/make_seeds.py" --out "$B/fuzz/seeds" || return 1
   mkdir -p "$B/fuzz/crashes"
@@ -74,16 +81,16 @@ run_fuzz() {
       "$B/$t" -rss_limit_mb=4096 "$reg"/* >"$B/fuzz/$t.replay.log" 2>&1 || { tail -40 "$B/fuzz/$t.replay.log"; rc=1; summary+=("$t: REGRESSION INPUT CRASHED"); continue; }
     fi
     mkdir -p "$B/fuzz/corpus/$t"
-    echo "--- $t: fuzzing for ${seconds}s"
+    echo "--- $t: fuzzing ($what)"
     local log="$B/fuzz/$t.log"
     # A fixed seed (ONYX_FUZZ_SEED, 0 = random) keeps CI runs repeatable.
-    "$B/$t" -max_total_time="$seconds" -seed="${ONYX_FUZZ_SEED:-1}" -timeout=25 -rss_limit_mb=4096 -print_final_stats=1 \
+    "$B/$t" "${budget[@]}" -seed="${ONYX_FUZZ_SEED:-1}" -timeout=25 -rss_limit_mb=4096 -print_final_stats=1 \
       -artifact_prefix="$B/fuzz/crashes/$t-" "$B/fuzz/corpus/$t" "$B/fuzz/seeds/$t" >"$log" 2>&1
     local status=$?
-    local runs; runs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)"
+    local executed; executed="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)"
     local crashes=0
     if [ $status -ne 0 ]; then crashes=1; rc=1; grep -B5 -A40 -m1 'ERROR\|runtime error\|==ERROR\|deadly signal\|timeout' "$log" | head -80; fi
-    summary+=("$t: ${runs:-0} executions in ${seconds}s, $crashes crashes")
+    summary+=("$t: ${executed:-0} executions ($what), $crashes crashes")
   done
   echo "--- fuzz summary"
   printf '%s\n' "${summary[@]}"

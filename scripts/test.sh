@@ -35,7 +35,7 @@ run_suite "ABI: abidiff against abi_checks/libonyxruntime.abi" "$PY" "$ROOT/abi_
 run_suite "Java binding (JNA, JUnit)" bash "$ROOT/bindings/java/run_tests.sh" "$BUILD"
 # Issue 12: clang trees of their own (build-asan/, build-tsan/), see scripts/sanitize.sh.
 run_suite "ASan+UBSan+LSan (unit tests, C++ API, C API)" bash "$ROOT/scripts/sanitize.sh" asan
-run_suite "libFuzzer (${ONYX_FUZZ_SECONDS:-60}s per target, regression inputs first)" bash "$ROOT/scripts/sanitize.sh" fuzz
+run_suite "libFuzzer (${ONYX_FUZZ_RUNS:-8000} inputs per target from a fixed seed, regression inputs first)" bash "$ROOT/scripts/sanitize.sh" fuzz
 run_suite "TSan (concurrency tests)" bash "$ROOT/scripts/sanitize.sh" tsan
 run_suite "C# binding (mono, NUnit)" bash "$ROOT/bindings/csharp/run_tests.sh" "$BUILD"
 PACKAGING_TESTS=(tests/python/test_examples.py tests/python/test_install.py tests/python/test_abidiff.py)
