@@ -1,5 +1,6 @@
 #include "core/framework/allocator.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -65,6 +66,7 @@ void* CpuAllocator::Alloc(size_t bytes) {
         it->second.pop_back();
         cached_total_ -= block_bytes;
         in_use_ += block_bytes;
+        peak_in_use_ = std::max(peak_in_use_, in_use_);
         return static_cast<char*>(block) + kHeader;
       }
     }
@@ -75,7 +77,9 @@ void* CpuAllocator::Alloc(size_t bytes) {
         ONYX_THROW(ErrorCode::kFail, "CPU allocator: cannot allocate ", bytes, " bytes: the allocator's limit (max_mem) of ",
                    max_total_, " bytes would be exceeded (", in_use_, " bytes in use)");
     }
+    EvictForLocked(block_bytes);
     in_use_ += block_bytes;
+    peak_in_use_ = std::max(peak_in_use_, in_use_);
   }
   void* block = std::aligned_alloc(kAlign, block_bytes);
   if (!block) {
@@ -103,6 +107,23 @@ void CpuAllocator::Free(void* p) {
     }
   }
   std::free(block);
+}
+
+void CpuAllocator::EvictForLocked(size_t incoming) {
+  const size_t allowed = std::max(peak_in_use_, in_use_ + incoming);
+  if (cached_total_ == 0 || in_use_ + cached_total_ + incoming <= allowed) return;
+  std::vector<void*> release;
+  for (auto it = cache_.rbegin(); it != cache_.rend() && in_use_ + cached_total_ + incoming > allowed; ++it) {
+    std::vector<void*>& blocks = it->second;
+    while (!blocks.empty() && in_use_ + cached_total_ + incoming > allowed) {
+      Header h;
+      std::memcpy(&h, blocks.back(), sizeof(h));
+      cached_total_ -= h.block_bytes;
+      release.push_back(blocks.back());
+      blocks.pop_back();
+    }
+  }
+  for (void* block : release) std::free(block);
 }
 
 void CpuAllocator::Trim() {

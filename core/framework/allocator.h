@@ -7,7 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
+#include <map>
 #include <vector>
 
 namespace onyx {
@@ -50,7 +50,11 @@ class Allocator {
 // (and the kernel re-zeroed) all of its large intermediates, which cost as much
 // system time as the kernels' own work. Runs of one model request the same
 // sizes each time, so the cache settles at about the run's peak working set;
-// `max_cached_total` bounds what is kept idle beyond that. `max_total_bytes`
+// `max_cached_total` bounds what is kept idle beyond that. A miss never grows
+// the footprint (in use + idle) past the most ever in use at once: idle blocks
+// of other sizes are released first, largest first, so a first run, whose
+// tensors come in many sizes, peaks at its working set and not at the sum of
+// every size it touched. `max_total_bytes`
 // (0 = none) caps everything the allocator holds, in use and idle: beyond it
 // Alloc trims the cache, then fails (an arena's max_mem).
 class CpuAllocator final : public Allocator {
@@ -71,16 +75,20 @@ class CpuAllocator final : public Allocator {
 
  private:
   void TrimLocked();
+  // Releases idle blocks, largest first, until the footprint plus `incoming`
+  // fits under the peak in use (or the cache is empty).
+  void EvictForLocked(size_t incoming);
   // Larger blocks are rare and would pin too much memory while idle.
   static constexpr size_t kMaxCachedBlock = size_t{64} << 20;
   MemoryInfo info_;
   size_t min_cached_;
   size_t max_cached_total_;
   mutable std::mutex mu_;
-  std::unordered_map<uint32_t, std::vector<void*>> cache_;
+  std::map<uint32_t, std::vector<void*>> cache_;  // by size class, ascending
   size_t cached_total_ = 0;
   size_t max_total_;
   size_t in_use_ = 0;
+  size_t peak_in_use_ = 0;
 };
 
 // The process-wide CPU allocator (never destroyed, so buffers may outlive sessions).

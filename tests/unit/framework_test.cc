@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -87,6 +88,27 @@ TEST(CpuAllocator, SmallBlocksAndCapBypassTheCache) {
   EXPECT_EQ(a.CachedBytes(), one);
   EXPECT_EQ(a.Alloc(0), nullptr);
   a.Free(nullptr);
+}
+
+TEST(CpuAllocator, MissesNeverGrowTheFootprintPastThePeakInUse) {
+  CpuAllocator a(/*min_cached_bytes=*/1 << 16, /*max_cached_total=*/size_t{256} << 20);
+  // A first run's pattern: tensors of ever new sizes, at most two alive.
+  void* prev = a.Alloc(1 << 20);
+  size_t peak = a.InUseBytes();
+  for (size_t n = (1 << 20) + (1 << 18); n < (size_t{8} << 20); n += (n >> 2)) {
+    void* p = a.Alloc(n);
+    peak = std::max(peak, a.InUseBytes());
+    EXPECT_LE(a.InUseBytes() + a.CachedBytes(), peak) << n;
+    a.Free(prev);
+    prev = p;
+  }
+  a.Free(prev);
+  EXPECT_LE(a.CachedBytes(), peak);
+  // Sizes that repeat still come from the cache.
+  void* big = a.Alloc(4 << 20);
+  a.Free(big);
+  EXPECT_EQ(a.Alloc(4 << 20), big);
+  a.Free(big);
 }
 
 TEST(CpuAllocator, ClassesCoverEverySize) {
