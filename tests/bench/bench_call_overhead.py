@@ -5,24 +5,33 @@ and of SessionRun through the C API.
 A benchmark, not a test: it measures and prints; it asserts only that both
 runtimes return the same outputs.
 
-    python tests/bench/bench_call_overhead.py [--threads 2] [--rounds 9] [--repeat 2000] [--no-c]
+    python tests/bench/bench_call_overhead.py [--threads 2] [--rounds 9] [--repeat 2000] [--no-c] [--no-ort-c]
 
 Models (built here, so tiny that the run itself costs next to nothing):
   identity   one Identity node, float [1, 16]
   mlp3       3-layer MLP on [1, 16]: (MatMul, Add, Relu) x2 then MatMul, Add (16-32-32-4)
   io5        5 inputs and 5 outputs, float [1, 16] each: out_i = in_i + in_(i+1 mod 5)
-Workers: onnxruntime (Python), onyxruntime (Python) and onyx-C (a small C
+Workers: onnxruntime (Python), onyxruntime (Python), onyx-C (a small C
 program, tests/bench/call_overhead_worker.c, compiled here against the public
 header and build/libonyxruntime.so: per call it creates the input values over
-its own buffers, calls SessionRun and releases everything). Each runs in its
-own process, intra-op threads = --threads, inter-op threads = 1. Rounds are
-interleaved: every round times each model on every worker, the order of the
-workers rotating between rounds. Every call is timed on its own; printed are
-the median and 90th percentile over all timed calls in microseconds, and the
-ratios against onnxruntime's Python call (below 1: onyx costs less).
+its own buffers, calls SessionRun and releases everything) and ort-C (the same
+calls through onnxruntime's C API, tests/bench/ort_call_overhead_worker.c,
+which dlopens the onnxruntime wheel's libonnxruntime.so; the wheel has no C
+header, so the worker declares the OrtApi slots it uses and checks them at run
+time; its input/output names and first outputs are checked here against the
+model and onnx's reference evaluator). Each runs in its own process, intra-op
+threads = --threads, inter-op threads = 1. Rounds are interleaved: every round
+times each model on every worker, the order of the workers rotating between
+rounds. Every call is timed on its own; printed are the median and 90th
+percentile over all timed calls in microseconds, and the ratios of the medians
+(below 1: onyx costs less): onyx/ort (Python against Python), onyxC/ortPy (our
+C call against onnxruntime's Python call) and onyxC/ortC (C against C).
 """
 
 import argparse
+import glob
+import importlib.metadata
+import importlib.util
 import json
 import os
 import shutil
@@ -140,16 +149,82 @@ class CWorker(PyWorker):
         return [int(t) for t in self.proc.stdout.readline().split()]
 
 
-def compile_c_worker(tmp):
+def c_worker_inputs(n_in):
+    """The input values both C workers feed: input i, element j = (i*16 + j) % 7 - 3."""
+    return [((np.arange(16) + 16 * i) % 7 - 3).astype(np.float32).reshape(1, 16) for i in range(n_in)]
+
+
+class OrtCWorker(CWorker):
+    """ort_call_overhead_worker: before "ready" it prints, per model, "model NAME N_IN N_OUT names..."
+    and one "output NAME INDEX DIMS d.. VALUES v.." line per output of one run; all are checked
+    against the model and onnx's reference evaluator, so a wrong OrtApi slot cannot go unnoticed."""
+
+    def __init__(self, exe, lib, version, paths, threads):
+        import onnx
+        from onnx.reference import ReferenceEvaluator
+
+        cmd = [exe, lib, version, str(threads)] + ["%s=%s" % kv for kv in paths.items()]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        seen, outputs = {}, {}
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("ort_call_overhead_worker exited with %s before ready (a crash here most likely"
+                                   " means an OrtApi slot index that does not fit this library)" % self.proc.wait())
+            words = line.split()
+            if words == ["ready"]:
+                break
+            if words[0] == "model":
+                seen[words[1]] = words[2:]
+            elif words[0] == "output":
+                dims_at, values_at = words.index("DIMS"), words.index("VALUES")
+                outputs[(words[1], int(words[2]))] = np.array(
+                    [float(v) for v in words[values_at + 1:]], np.float32).reshape(
+                        [int(d) for d in words[dims_at + 1:values_at]])
+            else:
+                raise RuntimeError("ort_call_overhead_worker: unexpected line %r" % line)
+        for name, path in paths.items():
+            model = onnx.load(path)
+            ins = [i.name for i in model.graph.input]
+            outs = [o.name for o in model.graph.output]
+            want = [str(len(ins)), str(len(outs))] + ins + outs
+            if seen.get(name) != want:
+                raise RuntimeError("ort C worker, model %s: inputs/outputs %s, expected %s"
+                                   % (name, seen.get(name), want))
+            ref = ReferenceEvaluator(model).run(None, dict(zip(ins, c_worker_inputs(len(ins)))))
+            for k, expected in enumerate(ref):
+                np.testing.assert_allclose(outputs[(name, k)], expected, rtol=1e-5, atol=1e-6,
+                                           err_msg="ort C worker, model %s output %d" % (name, k))
+
+
+def compile_worker(tmp, source, extra_args):
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not cc:
         return None
-    exe = os.path.join(tmp, "call_overhead_worker")
-    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "call_overhead_worker.c")
-    subprocess.check_call([cc, "-O2", "-std=c99", "-D_POSIX_C_SOURCE=199309L", "-I",
-                           os.path.join(REPO_ROOT, "capi", "include"), src, "-o", exe, "-L", ONYX_LIBDIR,
-                           "-lonyxruntime", "-Wl,-rpath," + ONYX_LIBDIR])
+    exe = os.path.join(tmp, os.path.splitext(source)[0])
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), source)
+    subprocess.check_call([cc, "-O2", "-std=c99", "-D_POSIX_C_SOURCE=199309L", src, "-o", exe] + extra_args)
     return exe
+
+
+def compile_c_worker(tmp):
+    return compile_worker(tmp, "call_overhead_worker.c", ["-I", os.path.join(REPO_ROOT, "capi", "include"),
+                                                          "-L", ONYX_LIBDIR, "-lonyxruntime",
+                                                          "-Wl,-rpath," + ONYX_LIBDIR])
+
+
+def onnxruntime_library():
+    """(path of the onnxruntime wheel's libonnxruntime.so.VERSION, VERSION), or None."""
+    spec = importlib.util.find_spec("onnxruntime")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    version = importlib.metadata.version("onnxruntime")
+    capi = os.path.join(list(spec.submodule_search_locations)[0], "capi")
+    exact = os.path.join(capi, "libonnxruntime.so." + version)
+    if os.path.exists(exact):
+        return exact, version
+    found = sorted(glob.glob(os.path.join(capi, "libonnxruntime.so*")))
+    return (found[0], version) if found else None
 
 
 def main(argv=None):
@@ -157,7 +232,8 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--repeat", type=int, default=2000)
-    ap.add_argument("--no-c", action="store_true", help="skip the C worker")
+    ap.add_argument("--no-c", action="store_true", help="skip our C worker")
+    ap.add_argument("--no-ort-c", action="store_true", help="skip the onnxruntime C API worker")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--paths", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -177,6 +253,10 @@ def main(argv=None):
         exe = None if args.no_c else compile_c_worker(tmp)
         if exe:
             workers["onyx-C"] = CWorker(exe, paths, args.threads)
+        ort_lib = None if args.no_ort_c else onnxruntime_library()
+        ort_exe = ort_lib and compile_worker(tmp, "ort_call_overhead_worker.c", ["-ldl"])
+        if ort_exe:
+            workers["ort-C"] = OrtCWorker(ort_exe, ort_lib[0], ort_lib[1], paths, args.threads)
         names = list(workers)
         times = {(m, w): [] for m in MODELS for w in names}
         for rnd in range(args.rounds):
@@ -192,16 +272,18 @@ def main(argv=None):
 
     print("threads=%d rounds=%d repeat=%d; microseconds per run call (median / p90 over all calls)"
           % (args.threads, args.rounds, args.repeat))
-    header = "%-9s" % "model" + "".join("%20s" % w for w in names) + "%14s" % "onyx/ort"
-    if "onyx-C" in names:
-        header += "%14s" % "C/ort"
-    print(header)
+    labels = {"onnxruntime": "Python onnxruntime", "onyx": "Python onyx", "onyx-C": "C onyx",
+              "ort-C": "C onnxruntime"}
+    ratios = [("onyx/ort", "onyx", "onnxruntime"), ("onyxC/ortPy", "onyx-C", "onnxruntime"),
+              ("onyxC/ortC", "onyx-C", "ort-C")]
+    ratios = [r for r in ratios if r[1] in names and r[2] in names]
+    if "ort-C" in names:
+        print("onnxruntime C API: %s (%s)" % (ort_lib[0], ort_lib[1]))
+    print("%-9s" % "model" + "".join("%20s" % labels[w] for w in names) + "".join("%13s" % r[0] for r in ratios))
     for model in MODELS:
         s = {w: stats(times[(model, w)]) for w in names}
         row = "%-9s" % model + "".join("%11.2f /%7.2f" % s[w] for w in names)
-        row += "%14.2f" % (s["onyx"][0] / s["onnxruntime"][0])
-        if "onyx-C" in names:
-            row += "%14.2f" % (s["onyx-C"][0] / s["onnxruntime"][0])
+        row += "".join("%13.2f" % (s[a][0] / s[b][0]) for _, a, b in ratios)
         print(row)
 
 

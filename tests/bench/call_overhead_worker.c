@@ -6,18 +6,19 @@
  * Every model's inputs are float tensors [1, 16] (what the benchmark builds).
  * Prints "ready" once the sessions exist, then serves requests on stdin, one
  * line "NAME REPEAT" each, answering one line of REPEAT per-call times in
- * nanoseconds. Each timed call is what a C caller pays per inference: create
- * the input values over its own buffers, SessionRun, release the outputs and
- * the input values. */
+ * nanoseconds (the loop is call_overhead_serve.h's, shared with
+ * ort_call_overhead_worker.c). Each timed call is what a C caller pays per
+ * inference: create the input values over its own buffers, SessionRun,
+ * release the outputs and the input values. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "call_overhead_serve.h"
 #include "onyxruntime/onyxruntime_c_api.h"
 
-#define MAX_MODELS 8
-#define MAX_IO 8
+#define MAX_MODELS CALL_OVERHEAD_MAX_MODELS
+#define MAX_IO CALL_OVERHEAD_MAX_IO
 
 static const OnyxApi* api;
 
@@ -37,14 +38,12 @@ typedef struct {
   float data[MAX_IO][16];
 } Model;
 
-static long long NowNs(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
+static Model models[MAX_MODELS];
+static OnyxMemoryInfo* cpu;
 
-static void RunOnce(Model* m, const OnyxMemoryInfo* cpu) {
+static void RunOnce(int model, void* unused) {
   static const int64_t shape[2] = {1, 16};
+  Model* m = &models[model];
   OnyxValue* inputs[MAX_IO];
   OnyxValue* outputs[MAX_IO];
   size_t i;
@@ -56,15 +55,14 @@ static void RunOnce(Model* m, const OnyxMemoryInfo* cpu) {
         "SessionRun");
   for (i = 0; i < m->n_out; ++i) api->ValueRelease(outputs[i]);
   for (i = 0; i < m->n_in; ++i) api->ValueRelease(inputs[i]);
+  (void)unused;
 }
 
 int main(int argc, char** argv) {
-  Model models[MAX_MODELS];
-  int n_models = 0, a;
+  const char* names[MAX_MODELS];
+  int n_models = 0, a, rc;
   OnyxEnv* env;
   OnyxSessionOptions* so;
-  OnyxMemoryInfo* cpu;
-  char line[256];
   if (argc < 3) {
     fprintf(stderr, "usage: %s THREADS NAME=MODEL.onnx ...\n", argv[0]);
     return 2;
@@ -79,44 +77,27 @@ int main(int argc, char** argv) {
   Check(api->SessionOptionsSetIntraOpThreads(so, atoi(argv[1])), "SessionOptionsSetIntraOpThreads");
   Check(api->MemoryInfoCreateCpu(ONYX_DEVICE_ALLOCATOR, ONYX_MEM_DEFAULT, &cpu), "MemoryInfoCreateCpu");
   for (a = 2; a < argc && n_models < MAX_MODELS; ++a) {
-    Model* m = &models[n_models++];
-    const char* eq = strchr(argv[a], '=');
-    size_t i, j;
-    if (!eq || (size_t)(eq - argv[a]) >= sizeof(m->name)) return 2;
+    Model* m = &models[n_models];
+    const char* path;
+    size_t i;
     memset(m, 0, sizeof(*m));
-    memcpy(m->name, argv[a], (size_t)(eq - argv[a]));
-    Check(api->SessionCreate(env, eq + 1, so, &m->session), "SessionCreate");
+    path = CallOverheadSplitArg(argv[a], m->name, sizeof(m->name));
+    if (!path) return 2;
+    names[n_models++] = m->name;
+    Check(api->SessionCreate(env, path, so, &m->session), "SessionCreate");
     Check(api->SessionGetInputCount(m->session, &m->n_in), "SessionGetInputCount");
     Check(api->SessionGetOutputCount(m->session, &m->n_out), "SessionGetOutputCount");
     if (m->n_in > MAX_IO || m->n_out > MAX_IO) return 2;
-    for (i = 0; i < m->n_in; ++i) {
+    for (i = 0; i < m->n_in; ++i)
       Check(api->SessionGetInputName(m->session, i, &m->in_names[i]), "SessionGetInputName");
-      for (j = 0; j < 16; ++j) m->data[i][j] = (float)((i * 16 + j) % 7) - 3.0f;
-    }
-    for (i = 0; i < m->n_out; ++i) Check(api->SessionGetOutputName(m->session, i, &m->out_names[i]), "SessionGetOutputName");
+    for (i = 0; i < m->n_out; ++i)
+      Check(api->SessionGetOutputName(m->session, i, &m->out_names[i]), "SessionGetOutputName");
+    CallOverheadFillInputs(m->data, m->n_in);
   }
-  printf("ready\n");
-  fflush(stdout);
-  while (fgets(line, sizeof(line), stdin)) {
-    char name[64];
-    int repeat, r, k;
-    Model* m = NULL;
-    if (sscanf(line, "%63s %d", name, &repeat) != 2 || repeat <= 0) return 2;
-    for (k = 0; k < n_models; ++k)
-      if (strcmp(models[k].name, name) == 0) m = &models[k];
-    if (!m) return 2;
-    for (r = 0; r < 5; ++r) RunOnce(m, cpu);
-    for (r = 0; r < repeat; ++r) {
-      long long t0 = NowNs();
-      RunOnce(m, cpu);
-      printf(r ? " %lld" : "%lld", NowNs() - t0);
-    }
-    printf("\n");
-    fflush(stdout);
-  }
+  rc = CallOverheadServe(names, n_models, RunOnce, NULL);
   for (a = 0; a < n_models; ++a) api->SessionRelease(models[a].session);
   api->MemoryInfoRelease(cpu);
   api->SessionOptionsRelease(so);
   api->EnvRelease(env);
-  return 0;
+  return rc;
 }
