@@ -23,6 +23,7 @@ const std::vector<Entry>& Entries() {
       {{"conv_add_fusion", "ConvAddFusion", kOptimizeExtended}, optimizer::FuseConvAdd},
       {{"conv_activation_fusion", "ConvActivationFusion", kOptimizeExtended}, optimizer::FuseConvActivation},
       {{"matmul_add_fusion", "MatMulAddFusion", kOptimizeExtended}, optimizer::FuseMatMulAdd},
+      {{"qdq_fusion", "QDQSelectorActionTransformer", kOptimizeExtended}, optimizer::FuseQdq},
   };
   return kEntries;
 }
@@ -77,7 +78,11 @@ Status OptimizeGraph(Graph& graph, int level, const std::vector<std::string>& di
     if (!off) active.push_back(&e);
   }
   if (active.empty()) return Status::OK();
-  ONYX_RETURN_IF_ERROR(OptimizeOne(graph, active, ctx));
+  OptimizerContext run_ctx = ctx;
+  run_ctx.keep_dequantize = std::any_of(active.begin(), active.end(), [](const Entry* e) {
+    return std::string(e->info.name) == "qdq_fusion";
+  });
+  ONYX_RETURN_IF_ERROR(OptimizeOne(graph, active, run_ctx));
   // A broken rewrite must fail the load here, not give wrong answers later.
   if (graph.parent == nullptr) {
     Status s = graph.Finalize();
