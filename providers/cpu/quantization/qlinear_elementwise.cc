@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "providers/cpu/common/broadcast.h"
+#include "providers/cpu/common/fast_math.h"
 #include "providers/cpu/quantization/qlinear_common.h"
 #include "providers/kernel.h"
 
@@ -40,6 +41,64 @@ Q SaturateRound(float v) {
   const float hi = static_cast<float>(std::numeric_limits<Q>::max());
   v = std::nearbyint(v);
   return static_cast<Q>(v < lo ? lo : (v > hi ? hi : v));
+}
+
+// QLinearAdd over one broadcast segment, as onnxruntime's MLAS kernels round:
+// its AVX2 kernel (what it runs on any x86 with AVX2) computes
+// fma(a, rac, fma(b, rbc, fixed)), folding a broadcast (stride 0) operand
+// into the fixed part first with a separate multiply and add (`fixed` here
+// is already that sum); its SSE2 kernel (fixed + a * rac) + b * rbc. A value
+// on a rounding tie lands on one side or the other by the last bit, so the
+// order is kept as theirs, not merely the formula.
+#if defined(__x86_64__) || defined(__i386__)
+#define ONYX_QADD_FMA __attribute__((target("avx2,fma")))
+#else
+#define ONYX_QADD_FMA
+#endif
+template <typename T>
+ONYX_QADD_FMA void QAddSegmentFma(const T* __restrict a, int64_t da, const T* __restrict b,
+                                                         int64_t db, T* __restrict c, int64_t len, float fixed,
+                                                         float ra, float rb) {
+  if (da == 0) {
+    for (int64_t i = 0; i < len; ++i) c[i] = SaturateRound<T>(std::fma(static_cast<float>(b[i * db]), rb, fixed));
+  } else if (db == 0) {
+    for (int64_t i = 0; i < len; ++i) c[i] = SaturateRound<T>(std::fma(static_cast<float>(a[i * da]), ra, fixed));
+  } else {
+    for (int64_t i = 0; i < len; ++i)
+      c[i] = SaturateRound<T>(
+          std::fma(static_cast<float>(a[i * da]), ra, std::fma(static_cast<float>(b[i * db]), rb, fixed)));
+  }
+}
+
+template <typename T>
+void QAddSegment(const T* __restrict a, int64_t da, const T* __restrict b, int64_t db, T* __restrict c, int64_t len,
+                 float fixed, float ra, float rb, bool fma) {
+  // The broadcast operand's product joins the fixed part here, in code built
+  // without FMA: a separate multiply and add, as onnxruntime's.
+  if (da == 0) fixed = fixed + static_cast<float>(a[0]) * ra;
+  else if (db == 0) fixed = fixed + static_cast<float>(b[0]) * rb;
+  if (fma) return QAddSegmentFma(a, da, b, db, c, len, fixed, ra, rb);
+  if (da == 0 || db == 0) {
+    const T* x = da == 0 ? b : a;
+    const int64_t dx = da == 0 ? db : da;
+    const float r = da == 0 ? rb : ra;
+    for (int64_t i = 0; i < len; ++i) c[i] = SaturateRound<T>(fixed + static_cast<float>(x[i * dx]) * r);
+    return;
+  }
+  for (int64_t i = 0; i < len; ++i)
+    c[i] = SaturateRound<T>(fixed + static_cast<float>(a[i * da]) * ra + static_cast<float>(b[i * db]) * rb);
+}
+
+bool FmaAvailable() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool fma = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("fma") != 0;
+  }();
+  return fma;
+#else
+  return false;
+#endif
 }
 
 enum class BinaryKind { kAdd, kMul };
@@ -77,15 +136,10 @@ class QLinearBinaryKernel final : public OpKernel {
         const float rac = qa.scale / qc.scale, rbc = qb.scale / qc.scale;
         const float fixed = static_cast<float>(qc.zp) -
                             (rac * static_cast<float>(qa.zp) + rbc * static_cast<float>(qb.zp));
+        const bool fma = fastmath::BestIsa() >= fastmath::Isa::kAvx2 && FmaAvailable();
         ParallelForEachSegment(plan, ctx.threads(), [&](int64_t off, const int64_t* in, int64_t len) {
           // Locals: a uint8_t store may alias the captures (see qlinear_common.h).
-          const T* __restrict pa = a + in[0];
-          const T* __restrict pb = b + in[1];
-          T* __restrict pc = c + off;
-          const int64_t da = sa, db = sb;
-          const float f0 = fixed, ra = rac, rb = rbc;
-          for (int64_t i = 0; i < len; ++i)
-            pc[i] = SaturateRound<T>(f0 + static_cast<float>(pa[i * da]) * ra + static_cast<float>(pb[i * db]) * rb);
+          QAddSegment<T>(a + in[0], sa, b + in[1], sb, c + off, len, fixed, rac, rbc, fma);
         });
       } else {
         const float ratio = qa.scale * qb.scale / qc.scale;
