@@ -291,5 +291,10 @@ def test_integer_kernels_match_onnxruntime_bit_for_bit(onyx, model_files, tmp_pa
         found = _first_divergences(onyx, model, feeds)
         print("%s_%s %s: first divergences from onnxruntime (op: nodes, e.g., values differing, max diff): %s"
               % (name, variant, label, found or "none: identical outputs"))
-        integer = {op: v for op, v in found.items() if op in _INTEGER_OPS}
+        allowed = set()
+        if os.environ.get("ONYX_CPU_ISA") == "baseline":
+            # Onyx then rounds QLinearAdd in the order of onnxruntime's SSE2
+            # kernel, while this onnxruntime runs its AVX2 (FMA) one.
+            allowed.add("QLinearAdd")
+        integer = {op: v for op, v in found.items() if op in _INTEGER_OPS - allowed}
         assert not integer, (label, integer)
