@@ -347,6 +347,7 @@ template <typename F, typename I, typename Q>
 struct RequantBody {
   static constexpr int W = sizeof(F) / sizeof(float);
   typedef uint32_t U __attribute__((vector_size(sizeof(F))));
+  typedef Q QV __attribute__((vector_size(W)));
 
   static inline __attribute__((always_inline)) float One(int32_t a, int32_t bias, float s, float lo, float hi) {
     float v = static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(bias))) * s;
@@ -373,8 +374,9 @@ struct RequantBody {
       v = v < lo ? F{} + lo : v;
       v = v > hi ? F{} + hi : v;
       v = (v + 12582912.f) - 12582912.f;
-      const I r = __builtin_convertvector(v, I) + zp;
-      for (int k = 0; k < W; ++k) out[i + k] = static_cast<Q>(r[k]);
+      // In Q's range now: narrowing keeps the value (one vpmovdb / pack).
+      const QV q = __builtin_convertvector(__builtin_convertvector(v, I) + zp, QV);
+      std::memcpy(out + i, &q, sizeof(q));
     }
     for (; i < n; ++i)
       out[i] = static_cast<Q>(static_cast<int32_t>(One(acc[i], bias, per ? scale[i] : s0, lo, hi)) + zp);
