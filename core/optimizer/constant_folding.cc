@@ -65,10 +65,9 @@ bool HasSubgraph(const Node& n) {
 
 // Folds node `i` when it qualifies and its kernel succeeds; a kernel error is
 // left for the run to report, where the user can see it in context.
-bool TryFold(Graph& graph, const GraphIndex& idx, const KernelRegistry& kernels, bool keep_dq, size_t i) {
+bool TryFold(Graph& graph, const GraphIndex& idx, const KernelRegistry& kernels, size_t i) {
   const Node& n = graph.nodes[i];
   if (IsNondeterministic(n) || HasSubgraph(n) || n.outputs.empty()) return false;
-  if (keep_dq && n.domain.empty() && n.op_type == "DequantizeLinear") return false;
   if (n.inputs.empty() && !(n.domain.empty() && n.op_type == "Constant")) return false;
   std::vector<const Tensor*> inputs;
   std::vector<TypeInfo> types;
@@ -119,10 +118,8 @@ bool TryFold(Graph& graph, const GraphIndex& idx, const KernelRegistry& kernels,
 Status FoldConstants(Graph& graph, const OptimizerContext& ctx, bool* changed) {
   if (ctx.fold_kernels == nullptr) return Status::OK();
   const KernelRegistry& kernels = *ctx.fold_kernels;
-  const bool keep_dq = ctx.keep_dequantize;
-  RewriteNodes(graph, changed, [&kernels, keep_dq](Graph& g, const GraphIndex& idx, size_t i) {
-    return TryFold(g, idx, kernels, keep_dq, i);
-  });
+  RewriteNodes(graph, changed,
+               [&kernels](Graph& g, const GraphIndex& idx, size_t i) { return TryFold(g, idx, kernels, i); });
   return Status::OK();
 }
 

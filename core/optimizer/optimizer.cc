@@ -16,6 +16,10 @@ struct Entry {
 // constants first exposes the Conv -> BN -> activation chains to the fusions.
 const std::vector<Entry>& Entries() {
   static const std::vector<Entry> kEntries = {
+      // First: constant folding would turn a quantized weight's
+      // DequantizeLinear into a float initializer before the fusion saw the
+      // group; the DequantizeLinears left unfused fold as usual.
+      {{"qdq_fusion", "QDQSelectorActionTransformer", kOptimizeExtended}, optimizer::FuseQdq},
       {{"identity_elimination", "EliminateIdentity", kOptimizeBasic}, optimizer::EliminateIdentities},
       {{"shape_folding", "ShapeToInitializer", kOptimizeBasic}, optimizer::FoldShapes},
       {{"constant_folding", "ConstantFolding", kOptimizeBasic}, optimizer::FoldConstants},
@@ -23,7 +27,6 @@ const std::vector<Entry>& Entries() {
       {{"conv_add_fusion", "ConvAddFusion", kOptimizeExtended}, optimizer::FuseConvAdd},
       {{"conv_activation_fusion", "ConvActivationFusion", kOptimizeExtended}, optimizer::FuseConvActivation},
       {{"matmul_add_fusion", "MatMulAddFusion", kOptimizeExtended}, optimizer::FuseMatMulAdd},
-      {{"qdq_fusion", "QDQSelectorActionTransformer", kOptimizeExtended}, optimizer::FuseQdq},
   };
   return kEntries;
 }
@@ -78,11 +81,7 @@ Status OptimizeGraph(Graph& graph, int level, const std::vector<std::string>& di
     if (!off) active.push_back(&e);
   }
   if (active.empty()) return Status::OK();
-  OptimizerContext run_ctx = ctx;
-  run_ctx.keep_dequantize = std::any_of(active.begin(), active.end(), [](const Entry* e) {
-    return std::string(e->info.name) == "qdq_fusion";
-  });
-  ONYX_RETURN_IF_ERROR(OptimizeOne(graph, active, run_ctx));
+  ONYX_RETURN_IF_ERROR(OptimizeOne(graph, active, ctx));
   // A broken rewrite must fail the load here, not give wrong answers later.
   if (graph.parent == nullptr) {
     Status s = graph.Finalize();

@@ -29,10 +29,6 @@ struct OptimizerContext {
   // The kernels constant folding evaluates nodes with (the session's CPU
   // provider's); null folds nothing.
   const KernelRegistry* fold_kernels = nullptr;
-  // Set by OptimizeGraph while qdq_fusion runs: constant folding leaves
-  // DequantizeLinear nodes alone (a dequantized weight is what the fusion
-  // reads as a QLinearConv/QLinearMatMul operand), as onnxruntime does.
-  bool keep_dequantize = false;
 };
 
 Status OptimizeGraph(Graph& graph, int level, const std::vector<std::string>& disabled, const OptimizerContext& ctx);

@@ -6,16 +6,26 @@
 //   DQ(a), DQ(b) -> Add | Mul -> Q                    com.microsoft QLinearAdd | QLinearMul
 //   DQ(x) -> Softmax | Sigmoid | LeakyRelu | AveragePool | GlobalAveragePool -> Q
 //                                                     com.microsoft QLinear<op>
-//   DQ(x) -> Reshape | Transpose | Squeeze | Unsqueeze | Flatten | MaxPool -> Q
-//     with the Q's scale and zero point equal to the DQ's: the op runs on the
-//     quantized values and both DQ and Q go (they cancel exactly).
+//   DQ(x) -> Reshape | Transpose | Squeeze | Unsqueeze | Flatten | MaxPool |
+//            Gather | GatherElements | Slice | Expand | Tile | DepthToSpace |
+//            SpaceToDepth -> Q
+//     with the Q's scale and zero point equal to the DQ's: the op moves the
+//     quantized values and both DQ and Q go (they cancel exactly). A BERT's
+//     embedding Gather then reads its int8 table, not a float copy of it.
+// It runs before constant folding (optimizer.cc), which would otherwise turn
+// a quantized weight's DequantizeLinear into a float initializer first; the
+// DequantizeLinears left unfused (a DQ shared by several readers, as
+// onnxruntime leaves them too) fold as before, into float weights.
+//   DQ(table) -> Gather (no equal Q behind)           Gather -> DQ (same floats)
 // The fused kernels requantize in float as onnxruntime's do
 // (int8gemm::RequantizeFloat), so a QDQ model gives onnxruntime's numbers.
 //
 // Only where the rewrite keeps the model's meaning, under onnxruntime's rules
 // (qdq_selectors.cc):
 //   - each DQ's output is read by the fused node alone (not a graph output),
-//     the fused node's output by the Q alone;
+//     the fused node's output by the Q alone; except that a Conv's or
+//     MatMul's activation DQ may have other readers (it then stays), where
+//     onnxruntime keeps the group in float;
 //   - scales and zero points are constant initializers, present, 8-bit
 //     integer zero points; per tensor, except Conv's weight (per output
 //     channel, axis 0) and MatMul's B (per column of a 2-D B, axis 1);
@@ -62,13 +72,15 @@ bool ReadParams(const Graph& graph, const Node& n, QdqNode* out) {
   return out->scale->size() >= 1;
 }
 
-// The DequantizeLinear making `value`, read only by one explicit input.
-bool DqFeeding(const Graph& graph, const GraphIndex& idx, const std::string& value, QdqNode* out) {
+// The DequantizeLinear making `value`, read only by one explicit input
+// unless `shared` (then it stays for its other readers).
+bool DqFeeding(const Graph& graph, const GraphIndex& idx, const std::string& value, QdqNode* out,
+               bool shared = false) {
   if (value.empty()) return false;
   const int p = idx.Producer(value);
   if (p < 0) return false;
   const Node& n = graph.nodes[p];
-  if (!n.domain.empty() || n.op_type != "DequantizeLinear" || !idx.HasSingleUse(value)) return false;
+  if (!n.domain.empty() || n.op_type != "DequantizeLinear" || !(shared || idx.HasSingleUse(value))) return false;
   if (!ReadParams(graph, n, out)) return false;
   out->index = p;
   return true;
@@ -153,7 +165,11 @@ bool TryProduct(Graph& graph, const GraphIndex& idx, size_t i) {
   const bool conv = t.op_type == "Conv";
   if (t.outputs.size() != 1 || t.inputs.size() < 2 || (conv ? t.inputs.size() > 3 : t.inputs.size() != 2)) return false;
   QdqNode dx, dw, db, q;
-  if (!DqFeeding(graph, idx, t.inputs[0], &dx) || !DqFeeding(graph, idx, t.inputs[1], &dw)) return false;
+  // The activation's DQ may have other readers (onnxruntime then leaves the
+  // group in float, dequantizing the weight on every run; the integer kernel
+  // reads the same codes): it stays for them.
+  if (!DqFeeding(graph, idx, t.inputs[0], &dx, /*shared=*/true) || !DqFeeding(graph, idx, t.inputs[1], &dw))
+    return false;
   if (dx.index == dw.index || !QReading(graph, idx, t.outputs[0], &q)) return false;
   if (!dx.per_tensor || q.qtype != dx.qtype) return false;
   if (dx.qtype == ElemType::kInt8 && dw.qtype != ElemType::kInt8) return false;
@@ -202,7 +218,8 @@ bool TryProduct(Graph& graph, const GraphIndex& idx, size_t i) {
   PushParams(&f, wn);
   PushParams(&f, graph.nodes[q.index]);
   if (has_bias) f.inputs.push_back(graph.nodes[db.index].inputs[0]);
-  std::vector<int> remove = {static_cast<int>(i), dx.index, dw.index};
+  std::vector<int> remove = {static_cast<int>(i), dw.index};
+  if (idx.HasSingleUse(t.inputs[0])) remove.push_back(dx.index);
   if (has_bias) remove.push_back(db.index);
   Replace(graph, remove, q, std::move(f));
   return true;
@@ -272,6 +289,31 @@ bool TryDrop(Graph& graph, const GraphIndex& idx, size_t i) {
   return true;
 }
 
+// DQ(table) -> Gather with no Q of equal parameters behind: the Gather
+// picks the codes and a DequantizeLinear of the same parameters follows it,
+// the same floats (per-tensor dequantization commutes with picking), and a
+// quantized embedding table is no longer dequantized whole on every run.
+bool TryGatherBeforeDq(Graph& graph, const GraphIndex& idx, size_t i) {
+  const Node& t = graph.nodes[i];
+  if (t.inputs.size() != 2 || t.outputs.size() != 1) return false;
+  QdqNode dx;
+  if (!DqFeeding(graph, idx, t.inputs[0], &dx) || !dx.per_tensor) return false;
+  const Node dq = graph.nodes[dx.index];
+  const std::string codes = UniqueValueName(graph, idx, t.outputs[0] + "_quantized");
+  Node g = t;
+  g.inputs[0] = dq.inputs[0];
+  g.outputs[0] = codes;
+  Node d = dq;
+  d.name = dq.name.empty() ? "" : dq.name + "_after_" + t.op_type;
+  d.inputs[0] = codes;
+  d.outputs[0] = t.outputs[0];
+  graph.value_types.erase(dq.outputs[0]);
+  graph.nodes[i] = std::move(g);
+  graph.nodes.insert(graph.nodes.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(d));
+  graph.nodes.erase(graph.nodes.begin() + dx.index);
+  return true;
+}
+
 bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   const Node& t = graph.nodes[i];
   if (!t.domain.empty()) return false;
@@ -281,8 +323,11 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   if (op == "Softmax" || op == "Sigmoid" || op == "LeakyRelu" || op == "AveragePool" || op == "GlobalAveragePool")
     return TryUnary(graph, idx, i);
   if (op == "Reshape" || op == "Transpose" || op == "Squeeze" || op == "Unsqueeze" || op == "Flatten" ||
-      op == "MaxPool")
-    return TryDrop(graph, idx, i);
+      op == "MaxPool" || op == "Gather" || op == "GatherElements" || op == "Slice" || op == "Expand" ||
+      op == "Tile" || op == "DepthToSpace" || op == "SpaceToDepth") {
+    if (TryDrop(graph, idx, i)) return true;
+    return (op == "Gather" || op == "GatherElements") && TryGatherBeforeDq(graph, idx, i);
+  }
   return false;
 }
 

@@ -87,10 +87,33 @@ def test_matmul_group_becomes_qlinearmatmul(onyx, tmp_path, per_column):
     _check(onyx, model, sess, rng.standard_normal((3, 48)).astype(np.float32))
 
 
-def test_shared_dequantize_is_not_fused(onyx, tmp_path):
+def test_shared_activation_dequantize_stays_for_its_other_reader(onyx, tmp_path):
+    # onnxruntime leaves this group in float (a DQ with two readers); onyx
+    # runs the MatMul on the codes and keeps the DQ for the Slice.
     model = _matmul_model(shared_dq=True)
-    _, ops = _fused_ops(onyx, model, tmp_path)
-    assert "QLinearMatMul" not in ops and "MatMul" in ops, ops
+    sess, ops = _fused_ops(onyx, model, tmp_path)
+    assert "QLinearMatMul" in ops and "MatMul" not in ops and ops.count("DequantizeLinear") == 2, ops
+    x = rng.standard_normal((3, 48)).astype(np.float32)
+    theirs = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    # Their float MatMul against the exact integer sum: a step apart at most.
+    assert np.abs(sess.run(None, {"x": x})[0] - theirs[0]).max() <= 0.05 * 1.0001
+
+
+def test_gather_reads_the_quantized_table(onyx, tmp_path):
+    # DQ(table) -> Gather: the codes are gathered, then dequantized: the same
+    # floats, without dequantizing the whole table per run.
+    table = rng.integers(-128, 128, (100, 8)).astype(np.int8)
+    inits = _qparams("t", 0.02, 5) + [_init("table", table)]
+    nodes = [_dq("table", "t", "td"), helper.make_node("Gather", ["td", "ids"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, [4])],
+                              [helper.make_tensor_value_info("y", F, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    sess, ops = _fused_ops(onyx, model, tmp_path)
+    assert ops == ["Gather", "DequantizeLinear"], ops
+    ids = np.array([3, 99, 0, 3], np.int64)
+    want = ((table[ids].astype(np.int32) - 5) * np.float32(0.02)).astype(np.float32)
+    np.testing.assert_array_equal(sess.run(None, {"ids": ids})[0], want)
 
 
 def _conv_model(bias_scale_factor=1.0):
