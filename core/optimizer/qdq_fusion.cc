@@ -3,6 +3,7 @@
 // onnxruntime's QDQ selector/action transformer does:
 //   DQ(x), DQ(w) [, DQ(bias int32)] -> Conv -> Q      QLinearConv
 //   DQ(a), DQ(b) -> MatMul -> Q                       QLinearMatMul
+//   DQ(a), DQ(b) [, DQ(bias int32)] -> Gemm -> Q      com.microsoft QGemm
 //   DQ(a), DQ(b) -> Add | Mul -> Q                    com.microsoft QLinearAdd | QLinearMul
 //   DQ(x) -> Softmax | Sigmoid | LeakyRelu | AveragePool | GlobalAveragePool -> Q
 //                                                     com.microsoft QLinear<op>
@@ -159,11 +160,18 @@ void PushParams(Node* n, const Node& qdq) {
   n->inputs.push_back(qdq.inputs[2]);
 }
 
-// Conv and MatMul: the two-input integer products.
+// Conv, MatMul and Gemm: the integer products. A Gemm fuses (into QGemm)
+// with alpha 1 and, with a bias, beta 1 and a 1-D bias: then its int32 bias
+// is in units of a_scale * b_scale as QGemm adds it.
 bool TryProduct(Graph& graph, const GraphIndex& idx, size_t i) {
   const Node& t = graph.nodes[i];
-  const bool conv = t.op_type == "Conv";
-  if (t.outputs.size() != 1 || t.inputs.size() < 2 || (conv ? t.inputs.size() > 3 : t.inputs.size() != 2)) return false;
+  const bool conv = t.op_type == "Conv", gemm = t.op_type == "Gemm";
+  if (t.outputs.size() != 1 || t.inputs.size() < 2 || (conv || gemm ? t.inputs.size() > 3 : t.inputs.size() != 2))
+    return false;
+  const bool trans_b = gemm && t.AttrInt("transB", 0) != 0;
+  if (gemm && (t.AttrFloat("alpha", 1.f) != 1.f ||
+               (t.inputs.size() == 3 && !t.inputs[2].empty() && t.AttrFloat("beta", 1.f) != 1.f)))
+    return false;
   QdqNode dx, dw, db, q;
   // The activation's DQ may have other readers (onnxruntime then leaves the
   // group in float, dequantizing the weight on every run; the integer kernel
@@ -178,10 +186,10 @@ bool TryProduct(Graph& graph, const GraphIndex& idx, size_t i) {
     if (!KnownDims(graph, graph.nodes[dw.index].inputs[0], &wd)) return false;
     const int64_t rank = static_cast<int64_t>(wd.size());
     if (conv ? !PerChannelOk(dw, rank, 0, wd.empty() ? 0 : wd[0])
-             : (rank != 2 || !PerChannelOk(dw, rank, 1, wd[1])))
+             : (rank != 2 || !PerChannelOk(dw, rank, trans_b ? 0 : 1, wd[trans_b ? 0 : 1])))
       return false;
   }
-  const bool has_bias = conv && t.inputs.size() == 3 && !t.inputs[2].empty();
+  const bool has_bias = (conv || gemm) && t.inputs.size() == 3 && !t.inputs[2].empty();
   if (has_bias) {
     // The bias DQ reads int32, which ReadParams refuses as a zero point type:
     // its parameters are checked here.
@@ -210,14 +218,19 @@ bool TryProduct(Graph& graph, const GraphIndex& idx, size_t i) {
   }
   const Node& xn = graph.nodes[dx.index];
   const Node& wn = graph.nodes[dw.index];
-  Node f = NewNode(t, conv ? "QLinearConv" : "QLinearMatMul", "");
+  Node f = NewNode(t, conv ? "QLinearConv" : (gemm ? "QGemm" : "QLinearMatMul"), gemm ? "com.microsoft" : "");
   f.attrs = conv ? t.attrs : std::map<std::string, Attribute>{};
+  if (gemm)
+    for (const char* a : {"transA", "transB"})
+      if (const Attribute* at = t.Attr(a)) f.attrs[a] = *at;
   f.inputs = {xn.inputs[0]};
   PushParams(&f, xn);
   f.inputs.push_back(wn.inputs[0]);
   PushParams(&f, wn);
+  // QGemm takes its bias before y's parameters, QLinearConv after.
+  if (gemm) f.inputs.push_back(has_bias ? graph.nodes[db.index].inputs[0] : std::string());
   PushParams(&f, graph.nodes[q.index]);
-  if (has_bias) f.inputs.push_back(graph.nodes[db.index].inputs[0]);
+  if (conv && has_bias) f.inputs.push_back(graph.nodes[db.index].inputs[0]);
   std::vector<int> remove = {static_cast<int>(i), dw.index};
   if (idx.HasSingleUse(t.inputs[0])) remove.push_back(dx.index);
   if (has_bias) remove.push_back(db.index);
@@ -318,7 +331,7 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   const Node& t = graph.nodes[i];
   if (!t.domain.empty()) return false;
   const std::string& op = t.op_type;
-  if (op == "Conv" || op == "MatMul") return TryProduct(graph, idx, i);
+  if (op == "Conv" || op == "MatMul" || op == "Gemm") return TryProduct(graph, idx, i);
   if (op == "Add" || op == "Mul") return TryBinary(graph, idx, i);
   if (op == "Softmax" || op == "Sigmoid" || op == "LeakyRelu" || op == "AveragePool" || op == "GlobalAveragePool")
     return TryUnary(graph, idx, i);

@@ -157,3 +157,20 @@ def test_add_softmax_and_reshape(onyx, tmp_path):
     x = rng.standard_normal((4, 6)).astype(np.float32) * 3
     theirs = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
     np.testing.assert_array_equal(sess.run(None, {"x": x})[0], theirs[0])
+
+
+@pytest.mark.parametrize("trans_b", [0, 1])
+def test_gemm_group_becomes_qgemm(onyx, tmp_path, trans_b):
+    K, N = 40, 10
+    w = rng.integers(-127, 128, (N, K) if trans_b else (K, N)).astype(np.int8)
+    xs, ws = np.float32(0.03), np.float32(0.01)
+    inits = _qparams("x", xs, 0) + _qparams("y", 0.05, 0) + _qparams("w", ws, 0) + [
+        _init("w_q", w), _init("b_q", rng.integers(-300, 300, N).astype(np.int32)), _init("b_s", np.float32(xs * ws)),
+        _init("b_z", np.int32(0))]
+    nodes = [_q("x", "x", "xq"), _dq("xq", "x", "xd"), _dq("w_q", "w", "wd"), _dq("b_q", "b", "bd"),
+             helper.make_node("Gemm", ["xd", "wd", "bd"], ["g"], transB=trans_b), _q("g", "y", "gq"),
+             _dq("gq", "y", "y")]
+    model = _model(nodes, inits, (3, K))
+    sess, ops = _fused_ops(onyx, model, tmp_path)
+    assert ops == ["QuantizeLinear", "QGemm", "DequantizeLinear"], ops
+    _check(onyx, model, sess, rng.standard_normal((3, K)).astype(np.float32))
