@@ -5,6 +5,9 @@
 //   DQ(a), DQ(b) -> MatMul -> Q                       QLinearMatMul
 //   DQ(a), DQ(b) [, DQ(bias int32)] -> Gemm -> Q      com.microsoft QGemm
 //   DQ(a), DQ(b) -> Add | Mul -> Q                    com.microsoft QLinearAdd | QLinearMul
+//   ... -> Relu | Clip -> Q: the Relu/Clip goes into the group when the Q's
+//     range lies inside its bounds (a Relu before a Q whose zero point is
+//     the type's lowest value), as onnxruntime folds it;
 //   DQ(x) -> Softmax | Sigmoid | LeakyRelu | AveragePool | GlobalAveragePool -> Q
 //                                                     com.microsoft QLinear<op>
 //   DQ(x) -> Reshape | Transpose | Squeeze | Unsqueeze | Flatten | MaxPool |
@@ -38,6 +41,7 @@
 //     (float, per channel), so its integers are QLinearConv's bias as they are.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "core/optimizer/transformer_util.h"
 
@@ -55,6 +59,7 @@ struct QdqNode {
   ElemType qtype = ElemType::kUndefined;  // the quantized side's type
   bool per_tensor = true;
   int64_t axis = 1;  // as written (may be negative)
+  int clip = -1;     // a Q's redundant Relu/Clip in front of it, or -1
 };
 
 // Scale and zero point of a Q or DQ node `n`: constant, float scale, zero
@@ -87,12 +92,61 @@ bool DqFeeding(const Graph& graph, const GraphIndex& idx, const std::string& val
   return true;
 }
 
-// The QuantizeLinear that alone reads `value`, per tensor.
-bool QReading(const Graph& graph, const GraphIndex& idx, const std::string& value, QdqNode* out) {
+// Constant scalar float input `i` of `n`, or `dflt` when absent.
+bool ScalarInput(const Graph& graph, const Node& n, size_t i, float dflt, float* out) {
+  *out = dflt;
+  if (i >= n.inputs.size() || n.inputs[i].empty()) return true;
+  const Tensor* t = ConstantInitializer(graph, n.inputs[i]);
+  if (t == nullptr || t->type() != ElemType::kFloat || t->size() != 1) return false;
+  *out = t->data<float>()[0];
+  return true;
+}
+
+// Whether Relu or Clip node `c` changes nothing that QuantizeLinear `q`
+// (per tensor) keeps: its bounds lie outside the range q represents,
+// [(min - zp) * scale, (max - zp) * scale], where q saturates anyway.
+bool ClipRedundant(const Graph& graph, const Node& c, const QdqNode& q) {
+  const float s = q.scale->data<float>()[0];
+  int32_t zp = 0, qmin = 0, qmax = 0;
+  if (q.qtype == ElemType::kInt8) {
+    zp = q.zp->data<int8_t>()[0];
+    qmin = -128;
+    qmax = 127;
+  } else {
+    zp = q.zp->data<uint8_t>()[0];
+    qmax = 255;
+  }
+  const float lo = static_cast<float>(qmin - zp) * s, hi = static_cast<float>(qmax - zp) * s;
+  if (!(s > 0)) return false;
+  if (c.op_type == "Relu") return lo >= 0.f;
+  float mn = -std::numeric_limits<float>::infinity(), mx = std::numeric_limits<float>::infinity();
+  if (c.since_version < 11) {
+    mn = c.AttrFloat("min", mn);
+    mx = c.AttrFloat("max", mx);
+  } else if (!ScalarInput(graph, c, 1, mn, &mn) || !ScalarInput(graph, c, 2, mx, &mx)) {
+    return false;
+  }
+  return mn <= lo && mx >= hi;
+}
+
+// The QuantizeLinear that alone reads `value`, per tensor; with `clip`,
+// also through a Relu/Clip that alone reads `value` and that the Q makes
+// redundant (out->clip names it), as onnxruntime's selectors allow.
+bool QReading(const Graph& graph, const GraphIndex& idx, const std::string& value, QdqNode* out,
+              bool clip = true) {
   if (!idx.HasSingleUse(value)) return false;
   const auto& uses = idx.Consumers(value);
   if (uses.size() != 1 || uses[0].second != 0) return false;
-  const Node& n = graph.nodes[uses[0].first];
+  const Node& c = graph.nodes[uses[0].first];
+  if (clip && c.domain.empty() && (c.op_type == "Relu" || c.op_type == "Clip") && c.outputs.size() == 1 &&
+      !idx.IsGraphOutput(value)) {
+    QdqNode inner;
+    if (!QReading(graph, idx, c.outputs[0], &inner, false) || !ClipRedundant(graph, c, inner)) return false;
+    *out = inner;
+    out->clip = uses[0].first;
+    return true;
+  }
+  const Node& n = c;
   if (!n.domain.empty() || n.op_type != "QuantizeLinear" || !ReadParams(graph, n, out) || !out->per_tensor) return false;
   // opset 21's output_dtype, when given, must be the zero point's type (the
   // schema's rule): anything else is left to the kernel to refuse.
@@ -134,6 +188,7 @@ bool KnownDims(const Graph& graph, const std::string& value, std::vector<int64_t
 // Replaces the group: the fused node takes the Q's place in the order (all
 // its inputs are computed by then); the target, its DQs and the Q go.
 void Replace(Graph& graph, std::vector<int> remove, const QdqNode& q, Node fused) {
+  if (q.clip >= 0) remove.push_back(q.clip);
   const Node& qn = graph.nodes[q.index];
   fused.outputs = {qn.outputs[0]};
   if (fused.name.empty()) fused.name = qn.name;
@@ -292,7 +347,8 @@ bool TryDrop(Graph& graph, const GraphIndex& idx, size_t i) {
   if (t.inputs.empty() || t.outputs.size() != 1) return false;
   if (t.op_type == "MaxPool" && (t.since_version < 12 || t.AttrInt("storage_order", 0) != 0)) return false;
   QdqNode dx, q;
-  if (!DqFeeding(graph, idx, t.inputs[0], &dx) || !QReading(graph, idx, t.outputs[0], &q)) return false;
+  if (!DqFeeding(graph, idx, t.inputs[0], &dx) || !QReading(graph, idx, t.outputs[0], &q, /*clip=*/false))
+    return false;
   if (!dx.per_tensor || dx.qtype != q.qtype || !SameScalar(*dx.scale, *q.scale) || !SameScalar(*dx.zp, *q.zp))
     return false;
   if (!(dx.scale->data<float>()[0] > 0)) return false;

@@ -174,3 +174,27 @@ def test_gemm_group_becomes_qgemm(onyx, tmp_path, trans_b):
     sess, ops = _fused_ops(onyx, model, tmp_path)
     assert ops == ["QuantizeLinear", "QGemm", "DequantizeLinear"], ops
     _check(onyx, model, sess, rng.standard_normal((3, K)).astype(np.float32))
+
+
+@pytest.mark.parametrize("act,zp,fused", [("Relu", -128, True), ("Relu", 0, False), ("Clip", -128, True),
+                                          ("Clip6", -128, False)])
+def test_redundant_relu_or_clip_joins_the_group(onyx, tmp_path, act, zp, fused):
+    # MatMul -> Relu/Clip -> Q: the activation is redundant when the Q's
+    # range starts at 0 and ends inside the clip bounds; then it folds away.
+    K, N = 32, 12
+    inits = _qparams("x", 0.03, 0) + _qparams("w", 0.01, 0) + _qparams("y", 0.02, zp) + [
+        _init("w_q", rng.integers(-127, 128, (K, N)).astype(np.int8)), _init("lo", np.float32(0)),
+        _init("hi", np.float32(4 if act == "Clip6" else 100))]  # 4 < the Q range's top, 255 * 0.02
+    a = (helper.make_node("Relu", ["m"], ["r"]) if act == "Relu"
+         else helper.make_node("Clip", ["m", "lo", "hi"], ["r"]))
+    nodes = [_q("x", "x", "xq"), _dq("xq", "x", "xd"), _dq("w_q", "w", "wd"), helper.make_node("MatMul", ["xd", "wd"], ["m"]),
+             a, _q("r", "y", "rq"), _dq("rq", "y", "y")]
+    model = _model(nodes, inits, (3, K))
+    sess, ops = _fused_ops(onyx, model, tmp_path)
+    if fused:
+        assert ops == ["QuantizeLinear", "QLinearMatMul", "DequantizeLinear"], ops
+    else:
+        assert "QLinearMatMul" not in ops and act.rstrip("6") in ops, ops
+    x = rng.standard_normal((3, K)).astype(np.float32)
+    theirs = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    assert np.abs(sess.run(None, {"x": x})[0] - theirs[0]).max() <= 0.02 * 1.0001
