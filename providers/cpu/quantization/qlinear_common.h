@@ -1,8 +1,9 @@
 // Shared by the integer-arithmetic kernels (QLinearMatMul, QLinearConv,
-// ConvInteger): reading per-tensor or per-channel scales and zero points, and
-// requantizing an exact accumulator. Operands less their zero points are
-// integers of magnitude <= 255 held as floats; ExactIntGemm sums them with
-// SGEMM in slices of K short enough to stay exact in float, into doubles.
+// ConvInteger, QGemm, QAttention, ...): reading per-tensor or per-channel
+// scales and zero points (requantization: int8gemm::RequantizeFloat).
+// ExactIntGemm (DynamicQuantizeLSTM's) sums operands less their zero points,
+// integers of magnitude <= 255 held as floats, with SGEMM in slices of K
+// short enough to stay exact in float, into doubles.
 #pragma once
 
 #include <algorithm>
