@@ -16,6 +16,10 @@ struct Entry {
 // constants first exposes the Conv -> BN -> activation chains to the fusions.
 const std::vector<Entry>& Entries() {
   static const std::vector<Entry> kEntries = {
+      // First: constant folding would turn a quantized weight's
+      // DequantizeLinear into a float initializer before the fusion saw the
+      // group; the DequantizeLinears left unfused fold as usual.
+      {{"qdq_fusion", "QDQSelectorActionTransformer", kOptimizeExtended}, optimizer::FuseQdq},
       {{"identity_elimination", "EliminateIdentity", kOptimizeBasic}, optimizer::EliminateIdentities},
       {{"shape_folding", "ShapeToInitializer", kOptimizeBasic}, optimizer::FoldShapes},
       {{"constant_folding", "ConstantFolding", kOptimizeBasic}, optimizer::FoldConstants},

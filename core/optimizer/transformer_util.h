@@ -24,6 +24,7 @@ Status FuseConvBatchNorm(Graph& graph, const OptimizerContext& ctx, bool* change
 Status FuseConvActivation(Graph& graph, const OptimizerContext& ctx, bool* changed);// conv_activation_fusion.cc
 Status FuseConvAdd(Graph& graph, const OptimizerContext& ctx, bool* changed);// conv_add_fusion.cc
 Status FuseMatMulAdd(Graph& graph, const OptimizerContext& ctx, bool* changed);// matmul_add_fusion.cc
+Status FuseQdq(Graph& graph, const OptimizerContext& ctx, bool* changed);// qdq_fusion.cc
 
 // Who produces and who reads each value of one graph, as of when it was built;
 // transformers rebuild it after each rewrite rather than patch it.

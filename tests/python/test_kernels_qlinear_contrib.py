@@ -7,6 +7,8 @@ arithmetic, round half to even, saturation) and against onnxruntime itself
 (within one quantization step: its x86 kernels order a few float operations
 differently); bad inputs name the node and the input."""
 
+import os
+
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -611,3 +613,38 @@ def test_matmul_nbits_bad_inputs():
     _err(*_model("MatMulNBits", names, base, K=64, N=16, bits=4, block_size=24), "block_size", "24")
     _err(*_model("MatMulNBits", names, dict(base, b=B[:, :1]), K=64, N=16, bits=4, block_size=32), "input 1 (B)",
          "[16,1,16]")
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("b_shape", [(3, 50000), (1,), (3, 1), (50000,)])
+def test_qlinear_add_bit_for_bit_with_onnxruntime(dtype, b_shape):
+    # Many scale pairs, so that many sums land near a rounding tie: onyx
+    # rounds in the order of onnxruntime's kernel (fma on AVX2), not just
+    # by the same formula.
+    rng = np.random.default_rng(5)
+    info = np.iinfo(dtype)
+    t = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    for trial in range(12):
+        a = rng.integers(info.min, info.max + 1, (3, 50000)).astype(dtype)
+        b = rng.integers(info.min, info.max + 1, b_shape).astype(dtype)
+        params = [np.float32(rng.uniform(0.01, 0.2)), dtype(rng.integers(info.min // 2, info.max // 2)),
+                  np.float32(rng.uniform(0.01, 0.2)), dtype(rng.integers(info.min // 2, info.max // 2)),
+                  np.float32(rng.uniform(0.05, 0.3)), dtype(rng.integers(info.min // 2, info.max // 2))]
+        names = ["as", "az", "bs", "bz", "cs", "cz"]
+        inits = [numpy_helper.from_array(np.array(v), n) for n, v in zip(names, params)]
+        node = helper.make_node("QLinearAdd", ["a", "as", "az", "b", "bs", "bz", "cs", "cz"], ["c"],
+                                domain="com.microsoft")
+        g = helper.make_graph([node], "g", [helper.make_tensor_value_info("a", t, a.shape),
+                                            helper.make_tensor_value_info("b", t, b.shape)],
+                              [helper.make_tensor_value_info("c", t, None)], inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+        m.ir_version = 8
+        data = m.SerializeToString()
+        feeds = {"a": a, "b": b}
+        ours = rt.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+        theirs = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+        if os.environ.get("ONYX_CPU_ISA") == "baseline":
+            # onyx then follows onnxruntime's SSE2 kernel, this onnxruntime runs its AVX2 one.
+            assert np.abs(ours.astype(np.int32) - theirs).max() <= 1
+        else:
+            np.testing.assert_array_equal(ours, theirs, err_msg="trial %d" % trial)

@@ -14,6 +14,18 @@
 // A masked score gets mask_filter_value instead of 0 added; causal
 // (unidirectional) positions are set to the lowest float. float only, as
 // onnxruntime's CPU kernel.
+//
+// QAttention (com.microsoft, version 1), what onnxruntime.quantization's
+// quantize_dynamic writes for an Attention node (behind a
+// DynamicQuantizeLinear of its input): the same with the QKV projection on
+// integers,
+//   inputs  input [B, S, D_in] (uint8/int8), weight [D_in, Dsum] (uint8/int8),
+//           bias [Dsum], input_scale (scalar), weight_scale (scalar or [Dsum]),
+//           mask_index?, input_zero_point?, weight_zero_point? (scalar or
+//           [Dsum]), past?
+//   qkv = float((input - input_zp) x (weight - weight_zp)) * (input_scale *
+//         weight_scale[col]) + bias[col], as onnxruntime's kernel scales its
+//   exact int32 sums; then as Attention.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -22,6 +34,8 @@
 
 #include "providers/cpu/common/fast_math.h"
 #include "providers/cpu/math/blas.h"
+#include "providers/cpu/quantization/int8_gemm.h"
+#include "providers/cpu/quantization/qlinear_common.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -29,6 +43,8 @@ namespace {
 
 class AttentionKernel final : public OpKernel {
  public:
+  explicit AttentionKernel(bool quantized) : quantized_(quantized) {}
+
   Status Init(const KernelInfo& info) {
     const Attribute* heads = info.Attr("num_heads");
     ONYX_CHECK(heads != nullptr && heads->i > 0, ErrorCode::kInvalidGraph,
@@ -48,6 +64,10 @@ class AttentionKernel final : public OpKernel {
     ONYX_CHECK(info.AttrInt("past_present_share_buffer", 0) == 0, ErrorCode::kNotImplemented,
                "Attention: past_present_share_buffer=1 is not supported");
     // Constant weights [Din, Dsum] are packed once for the QKV projection.
+    if (quantized_) {
+      qweights_.Init(info, 1);
+      return Status::OK();
+    }
     const Tensor* w = info.ConstantInput(1);
     if (w != nullptr && w->type() == ElemType::kFloat && w->rank() == 2 && FitsBlasInt(w->dims()[0]) &&
         FitsBlasInt(w->dims()[1]))
@@ -57,25 +77,34 @@ class AttentionKernel final : public OpKernel {
   }
 
   Status Compute(KernelContext& ctx) const override {
-    const char* op = "Attention";
+    const char* op = quantized_ ? "QAttention" : "Attention";
     const Tensor* x = nullptr;
     const Tensor* w = nullptr;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &w));
-    const Tensor* bias = ctx.InputCount() > 2 ? ctx.Input(2) : nullptr;
-    const Tensor* mask = ctx.InputCount() > 3 ? ctx.Input(3) : nullptr;
-    const Tensor* past = ctx.InputCount() > 4 ? ctx.Input(4) : nullptr;
-    const Tensor* attn_bias = ctx.InputCount() > 5 ? ctx.Input(5) : nullptr;
-    ONYX_CHECK_ARG(ctx.InputCount() <= 6 || ctx.Input(6) == nullptr, op,
-                   ": input 6 (past_sequence_length) is not supported");
+    auto opt = [&](int i) { return ctx.InputCount() > i ? ctx.Input(i) : nullptr; };
+    const Tensor* bias = opt(2);
+    const Tensor* mask = opt(quantized_ ? 5 : 3);
+    const Tensor* past = opt(quantized_ ? 8 : 4);
+    const Tensor* attn_bias = quantized_ ? nullptr : opt(5);
+    if (!quantized_)
+      ONYX_CHECK_ARG(ctx.InputCount() <= 6 || ctx.Input(6) == nullptr, op,
+                     ": input 6 (past_sequence_length) is not supported");
     auto is_float = [&](const Tensor* t, int i, const char* name) -> Status {
       if (t != nullptr)
         ONYX_CHECK_ARG(t->type() == ElemType::kFloat, op, ": input ", i, " (", name, ") must be float, got ",
                        ElemTypeName(t->type()));
       return Status::OK();
     };
-    ONYX_RETURN_IF_ERROR(is_float(x, 0, "input"));
-    ONYX_RETURN_IF_ERROR(is_float(w, 1, "weights"));
+    if (!quantized_) {
+      ONYX_RETURN_IF_ERROR(is_float(x, 0, "input"));
+      ONYX_RETURN_IF_ERROR(is_float(w, 1, "weights"));
+    } else {
+      for (int i : {0, 1})
+        ONYX_CHECK_ARG(ctx.Input(i)->type() == ElemType::kInt8 || ctx.Input(i)->type() == ElemType::kUint8, op,
+                       ": input ", i, i == 0 ? " (input)" : " (weight)", " must be int8 or uint8, got ",
+                       ElemTypeName(ctx.Input(i)->type()));
+    }
     ONYX_RETURN_IF_ERROR(is_float(bias, 2, "bias"));
     ONYX_RETURN_IF_ERROR(is_float(past, 4, "past"));
     ONYX_RETURN_IF_ERROR(is_float(attn_bias, 5, "attention_bias"));
@@ -110,7 +139,7 @@ class AttentionKernel final : public OpKernel {
     const int64_t T = P + S;
     // The additive mask, [B, S, T] (null when there is none).
     std::vector<float> mask3;
-    ONYX_RETURN_IF_ERROR(BuildMask(mask, B, S, T, P, &mask3));
+    ONYX_RETURN_IF_ERROR(BuildMask(mask, B, S, T, P, op, quantized_ ? 5 : 3, &mask3));
     if (attn_bias != nullptr) {
       const Dims& ad = attn_bias->dims();
       ONYX_CHECK_ARG(ad.size() == 4 && (ad[0] == B || ad[0] == 1) && (ad[1] == N || ad[1] == 1) && ad[2] == S &&
@@ -131,8 +160,12 @@ class AttentionKernel final : public OpKernel {
     const float* bv = bias != nullptr ? bias->data<float>() : nullptr;
     if (bv != nullptr)
       for (int64_t r = 0; r < B * S; ++r) std::copy(bv, bv + Dsum, qkv.data() + r * Dsum);
-    BlasGemm<float>(false, false, B * S, Dsum, Din, 1.f, x->data<float>(), Din, w->data<float>(), Dsum,
-                    bv != nullptr ? 1.f : 0.f, qkv.data(), Dsum, ctx.threads(), nullptr, &packed_w_);
+    if (quantized_) {
+      ONYX_RETURN_IF_ERROR(ProjectQuantized(ctx, *x, *w, bv, B * S, Din, Dsum, qkv.data()));
+    } else {
+      BlasGemm<float>(false, false, B * S, Dsum, Din, 1.f, x->data<float>(), Din, w->data<float>(), Dsum,
+                      bv != nullptr ? 1.f : 0.f, qkv.data(), Dsum, ctx.threads(), nullptr, &packed_w_);
+    }
 
     const float scale = scale_ == 0.f ? 1.f / std::sqrt(static_cast<float>(H)) : scale_;
     const float* pastv = past != nullptr ? past->data<float>() : nullptr;
@@ -195,12 +228,53 @@ class AttentionKernel final : public OpKernel {
   }
 
  private:
-  Status BuildMask(const Tensor* mask, int64_t B, int64_t S, int64_t T, int64_t P, std::vector<float>* out) const {
+  // qkv[rows, Dsum] = float(exact int32 (x - zx)(w - zw)) * (x_scale *
+  // w_scale[col]) + bias[col] (QAttention's inputs 3, 4, 6, 7).
+  Status ProjectQuantized(KernelContext& ctx, const Tensor& x, const Tensor& w, const float* bias, int64_t rows,
+                          int64_t Din, int64_t Dsum, float* qkv) const {
+    const char* op = "QAttention";
+    const char* per_col = " (one per column of weight)";
+    std::vector<float> xs, ws;
+    std::vector<int32_t> zx, zw;
+    const Tensor* xst = ctx.InputCount() > 3 ? ctx.Input(3) : nullptr;
+    const Tensor* wst = ctx.InputCount() > 4 ? ctx.Input(4) : nullptr;
+    ONYX_RETURN_IF_ERROR(qlinear::ReadScales(xst, op, 3, "input_scale", -1, "", 1, false, &xs));
+    ONYX_RETURN_IF_ERROR(qlinear::ReadScales(wst, op, 4, "weight_scale", Dsum, per_col, Dsum, false, &ws));
+    ONYX_RETURN_IF_ERROR(qlinear::ReadZeroPoints(ctx.InputCount() > 6 ? ctx.Input(6) : nullptr, &x, op, 6,
+                                                 "input_zero_point", -1, "", 1, &zx));
+    ONYX_RETURN_IF_ERROR(qlinear::ReadZeroPoints(ctx.InputCount() > 7 ? ctx.Input(7) : nullptr, &w, op, 7,
+                                                 "weight_zero_point", Dsum, per_col, Dsum, &zw));
+    std::vector<float> col_scale(static_cast<size_t>(Dsum));
+    for (int64_t n = 0; n < Dsum; ++n) col_scale[n] = xs[0] * ws[n];
+    std::vector<int8gemm::PackedB> scratch;
+    const std::vector<int8gemm::PackedB>& packed = qweights_.Get(w, Din, Dsum, 1, ctx.threads(), &scratch);
+    int8gemm::GemmArgs args;
+    args.M = rows;
+    args.a = x.raw();
+    args.a_signed = x.type() == ElemType::kInt8;
+    args.lda = Din;
+    args.za = zx.data();
+    args.zb = zw.data();
+    args.zb_per_column = true;
+    args.epilogue = [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1, const int32_t* c, int64_t ldc) {
+      for (int64_t m = m0; m < m1; ++m) {
+        const int32_t* cr = c + (m - m0) * ldc;
+        float* yr = qkv + m * Dsum;
+        for (int64_t n = n0; n < n1; ++n)
+          yr[n] = static_cast<float>(cr[n - n0]) * col_scale[n] + (bias != nullptr ? bias[n] : 0.f);
+      }
+    };
+    int8gemm::Gemm(args, packed[0], ctx.threads());
+    return Status::OK();
+  }
+
+  Status BuildMask(const Tensor* mask, int64_t B, int64_t S, int64_t T, int64_t P, const char* op, int index,
+                   std::vector<float>* out) const {
     const bool causal = unidirectional_ && S > 1;
     if (mask == nullptr && !causal) return Status::OK();
     out->assign(static_cast<size_t>(B * S * T), 0.f);
     if (mask != nullptr) {
-      ONYX_CHECK_ARG(mask->type() == ElemType::kInt32, "Attention: input 3 (mask_index) must be int32, got ",
+      ONYX_CHECK_ARG(mask->type() == ElemType::kInt32, op, ": input ", index, " (mask_index) must be int32, got ",
                      ElemTypeName(mask->type()));
       const Dims& md = mask->dims();
       const int32_t* mv = mask->data<int32_t>();
@@ -208,7 +282,7 @@ class AttentionKernel final : public OpKernel {
       const bool ends_starts = md.size() == 1 && md[0] == 2 * B;
       const bool raw2 = md.size() == 2 && md[0] == B && md[1] == T;
       const bool raw3 = md.size() == 3 && md[0] == B && md[1] == S && md[2] == T;
-      ONYX_CHECK_ARG(ends || ends_starts || raw2 || raw3, "Attention: input 3 (mask_index) of shape ",
+      ONYX_CHECK_ARG(ends || ends_starts || raw2 || raw3, op, ": input ", index, " (mask_index) of shape ",
                      ShapeToString(md), " must be [", B, "], [", 2 * B, "], [", B, ", ", T, "] or [", B, ", ", S,
                      ", ", T, "]");
       for (int64_t b = 0; b < B; ++b)
@@ -236,10 +310,14 @@ class AttentionKernel final : public OpKernel {
   float scale_ = 0.f;
   float mask_filter_ = -10000.f;
   sgemm::Packed packed_w_;  // constant float weights, packed (about their size again)
+  bool quantized_ = false;
+  int8gemm::PackedWeights qweights_;  // QAttention's constant integer weights
 };
 
 }  // namespace
 
-ONYX_REGISTER_KERNEL(AttentionKernel, "com.microsoft", "Attention", 1, kMaxVersion, {ElemType::kFloat});
+ONYX_REGISTER_KERNEL(AttentionKernel, "com.microsoft", "Attention", 1, kMaxVersion, {ElemType::kFloat}, false);
+ONYX_REGISTER_KERNEL(AttentionKernel, "com.microsoft", "QAttention", 1, kMaxVersion,
+                     std::vector<ElemType>{ElemType::kInt8, ElemType::kUint8}, true);
 
 }  // namespace onyx

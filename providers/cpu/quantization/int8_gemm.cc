@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "providers/cpu/common/fast_math.h"
 #include "providers/cpu/common/vector_types.h"
@@ -340,6 +341,48 @@ struct QuantBody {
   }
 };
 
+// RequantizeFloat over W lanes at a time. Adding and taking away 1.5 * 2^23
+// rounds half to even once the value is clamped to the output's range.
+template <typename F, typename I, typename Q>
+struct RequantBody {
+  static constexpr int W = sizeof(F) / sizeof(float);
+  typedef uint32_t U __attribute__((vector_size(sizeof(F))));
+  typedef Q QV __attribute__((vector_size(W)));
+
+  static inline __attribute__((always_inline)) float One(int32_t a, int32_t bias, float s, float lo, float hi) {
+    float v = static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(bias))) * s;
+    v = v != v ? 0.f : v;
+    v = v < lo ? lo : (v > hi ? hi : v);
+    return (v + 12582912.f) - 12582912.f;
+  }
+
+  static inline __attribute__((always_inline)) void Run(const int32_t* acc, int64_t n, int32_t bias,
+                                                       const float* scale, bool per, int32_t zp, Q* out) {
+    const float lo = static_cast<float>(static_cast<int32_t>(std::numeric_limits<Q>::min()) - zp);
+    const float hi = static_cast<float>(static_cast<int32_t>(std::numeric_limits<Q>::max()) - zp);
+    const float s0 = scale[0];
+    const U ub = U{} + static_cast<uint32_t>(bias);
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+      U a;
+      std::memcpy(&a, acc + i, sizeof(a));
+      F v = __builtin_convertvector(reinterpret_cast<I>(a + ub), F);
+      F s = F{} + s0;
+      if (per) std::memcpy(&s, scale + i, sizeof(s));
+      v = v * s;
+      v = v != v ? F{} : v;
+      v = v < lo ? F{} + lo : v;
+      v = v > hi ? F{} + hi : v;
+      v = (v + 12582912.f) - 12582912.f;
+      // In Q's range now: narrowing keeps the value (one vpmovdb / pack).
+      const QV q = __builtin_convertvector(__builtin_convertvector(v, I) + zp, QV);
+      std::memcpy(out + i, &q, sizeof(q));
+    }
+    for (; i < n; ++i)
+      out[i] = static_cast<Q>(static_cast<int32_t>(One(acc[i], bias, per ? scale[i] : s0, lo, hi)) + zp);
+  }
+};
+
 void RangeBase(const float* x, int64_t n, float* lo, float* hi, float* bad) { QuantBody<F4, I4>::Range(x, n, lo, hi, bad); }
 void QuantizeBase(const float* x, int64_t n, float s, float zp, uint8_t* q) { QuantBody<F4, I4>::Quantize(x, n, s, zp, q); }
 #ifdef ONYX_INT8_X86
@@ -356,6 +399,29 @@ ONYX_INT8_AVX512 void QuantizeAvx512(const float* x, int64_t n, float s, float z
   QuantBody<F16, I16>::Quantize(x, n, s, zp, q);
 }
 #endif
+
+#define ONYX_REQUANT_PATHS(Q)                                                                                     \
+  void RequantBase(const int32_t* a, int64_t n, int32_t b, const float* s, bool p, int32_t z, Q* o) {          \
+    RequantBody<F4, I4, Q>::Run(a, n, b, s, p, z, o);                                                          \
+  }                                                                                                            \
+  ONYX_REQUANT_X86(Q)
+#ifdef ONYX_INT8_X86
+#define ONYX_REQUANT_X86(Q)                                                                                       \
+  ONYX_INT8_AVX2 void RequantAvx2(const int32_t* a, int64_t n, int32_t b, const float* s, bool p, int32_t z,     \
+                                  Q* o) {                                                                      \
+    RequantBody<F8, I8, Q>::Run(a, n, b, s, p, z, o);                                                          \
+  }                                                                                                            \
+  ONYX_INT8_AVX512 void RequantAvx512(const int32_t* a, int64_t n, int32_t b, const float* s, bool p,          \
+                                      int32_t z, Q* o) {                                                       \
+    RequantBody<F16, I16, Q>::Run(a, n, b, s, p, z, o);                                                        \
+  }
+#else
+#define ONYX_REQUANT_X86(Q)
+#endif
+ONYX_REQUANT_PATHS(uint8_t)
+ONYX_REQUANT_PATHS(int8_t)
+#undef ONYX_REQUANT_PATHS
+#undef ONYX_REQUANT_X86
 
 }  // namespace
 
@@ -390,6 +456,20 @@ void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint
   (void)isa;
   QuantizeBase(x, n, scale, zp, q);
 }
+
+template <typename Q>
+void RequantizeFloat(const int32_t* acc, int64_t n, int32_t bias, const float* scale, bool scale_per_element,
+                     int32_t zero_point, Q* out) {
+  const fastmath::Isa isa = fastmath::BestIsa();
+#ifdef ONYX_INT8_X86
+  if (isa == fastmath::Isa::kAvx512) return RequantAvx512(acc, n, bias, scale, scale_per_element, zero_point, out);
+  if (isa == fastmath::Isa::kAvx2) return RequantAvx2(acc, n, bias, scale, scale_per_element, zero_point, out);
+#endif
+  (void)isa;
+  RequantBase(acc, n, bias, scale, scale_per_element, zero_point, out);
+}
+template void RequantizeFloat<uint8_t>(const int32_t*, int64_t, int32_t, const float*, bool, int32_t, uint8_t*);
+template void RequantizeFloat<int8_t>(const int32_t*, int64_t, int32_t, const float*, bool, int32_t, int8_t*);
 
 struct Access {
   static const PackedB& Get(const PackedB& b) { return b; }

@@ -95,6 +95,20 @@ int64_t DynamicQuantizeParams(const float* x, int64_t n, float* scale, int32_t* 
 // parameters above (|x[i] / scale| <= 255). Vectorized on every path.
 void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* q);
 
+// onnxruntime's requantization of an integer accumulator (MLAS's
+// MlasRequantizeOutput, and the epilogues of its QLinearConv/QGemm kernels),
+// in float:
+//   out[i] = saturate(round_half_even(float(acc[i] + bias) * scale[i?]) + zero_point)
+// with acc + bias wrapping in int32 and the product clamped to
+// [min - zp, max - zp] before rounding (the same result as clamping after).
+// `scale_per_element`: scale[i], else scale[0]. NaN (from a NaN scale) gives
+// the zero point. Vectorized on every path. The ONNX reference computes the
+// product in double instead: see qlinear::RequantizeRow for the kernels that
+// follow it.
+template <typename Q>
+void RequantizeFloat(const int32_t* acc, int64_t n, int32_t bias, const float* scale, bool scale_per_element,
+                     int32_t zero_point, Q* out);
+
 // The B input of a matrix-product kernel ([..., K, N] int8 or uint8; 1-D is
 // [K, 1]), packed once at Init when it is a constant initializer.
 class PackedWeights {

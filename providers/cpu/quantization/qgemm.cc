@@ -9,13 +9,15 @@
 // y_zero_point the output is quantized to its type:
 //   y = saturate(round_half_even(float(acc) * (alpha * a_scale * b_scale[n] / y_scale)) + y_zp)
 // otherwise float: y = float(acc) * (alpha * a_scale * b_scale[n] (/ y_scale if given)).
-// Exact sums from ExactIntGemm (qlinear_common.h).
+// Exact sums from int8gemm::Gemm (int8_gemm.h); quantized outputs requantized
+// by int8gemm::RequantizeFloat, onnxruntime's float rounding.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
+#include "providers/cpu/quantization/int8_gemm.h"
 #include "providers/cpu/quantization/qlinear_common.h"
 #include "providers/kernel.h"
 
@@ -30,6 +32,11 @@ class QGemmKernel final : public OpKernel {
     alpha_ = info.AttrFloat("alpha", 1.0f);
     trans_a_ = info.AttrInt("transA", 0) != 0;
     trans_b_ = info.AttrInt("transB", 0) != 0;
+    const Tensor* b = info.ConstantInput(3);
+    if (b != nullptr && b->rank() == 2 && (b->type() == ElemType::kInt8 || b->type() == ElemType::kUint8)) {
+      packed_b_ = PackB(*b, trans_b_ ? b->dims()[1] : b->dims()[0], trans_b_ ? b->dims()[0] : b->dims()[1], nullptr);
+      packed_from_ = b;
+    }
     return Status::OK();
   }
 
@@ -88,53 +95,87 @@ class QGemmKernel final : public OpKernel {
     Tensor* Y = ctx.Output(0, {M, N}, out_type);
     if (Y == nullptr || Y->size() == 0) return Status::OK();
 
-    // Operands less their zero points, as floats, laid out row-major A[M,K], B[K,N].
-    std::vector<float> a(static_cast<size_t>(M * K)), b(static_cast<size_t>(K * N));
-    ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, A->type(), op, [&](auto tag) -> Status {
-      using TA = typename decltype(tag)::type;
-      const TA* p = A->data<TA>();
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t k = 0; k < K; ++k)
-          a[m * K + k] = static_cast<float>(static_cast<int32_t>(p[trans_a_ ? k * M + m : m * K + k]) - qa.zp);
-      return Status::OK();
-    }));
-    ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, B->type(), op, [&](auto tag) -> Status {
-      using TB = typename decltype(tag)::type;
-      const TB* p = B->data<TB>();
-      for (int64_t k = 0; k < K; ++k)
-        for (int64_t n = 0; n < N; ++n)
-          b[k * N + n] = static_cast<float>(static_cast<int32_t>(p[trans_b_ ? n * K + k : k * N + n]) - zb[n]);
-      return Status::OK();
-    }));
-    std::vector<double> acc(static_cast<size_t>(M * N));
-    std::vector<float> scratch;
-    if (K > 0) qlinear::ExactIntGemm(M, N, K, a.data(), K, b.data(), N, acc.data(), N, &scratch, ctx.threads());
-    if (C != nullptr) {
-      const int32_t* cv = C->data<int32_t>();
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N; ++n)
-          acc[m * N + n] += cv[(c_rows == 1 ? 0 : m * c_cols) + (c_cols == 1 ? 0 : n)];
+    ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, A->type(), op, [](auto) { return Status::OK(); }));
+    ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, B->type(), op, [](auto) { return Status::OK(); }));
+    // A row-major [M, K] as stored (transposed into a copy for transA).
+    std::vector<uint8_t> at;
+    const uint8_t* a = static_cast<const uint8_t*>(A->raw());
+    if (trans_a_) {
+      at = Transposed(a, K, M);
+      a = at.data();
     }
+    int8gemm::PackedB scratch;
+    const int8gemm::PackedB* packed = packed_b_.K() == K && packed_b_.N() == N && ctx.Input(3) == packed_from_
+                                          ? &packed_b_
+                                          : nullptr;
+    if (packed == nullptr) {
+      scratch = PackB(*B, K, N, ctx.threads());
+      packed = &scratch;
+    }
+    const int32_t* cv = C != nullptr ? C->data<int32_t>() : nullptr;
+    auto bias = [&](int64_t m, int64_t n) { return cv ? cv[(c_rows == 1 ? 0 : m * c_cols) + (c_cols == 1 ? 0 : n)] : 0; };
+    int8gemm::GemmArgs args;
+    args.M = M;
+    args.a = a;
+    args.a_signed = A->type() == ElemType::kInt8;
+    args.lda = K;
+    args.za = &qa.zp;
+    args.zb = zb.data();
+    args.zb_per_column = true;
     if (y_zp == nullptr) {
       float* y = Y->data<float>();
-      for (int64_t i = 0; i < M * N; ++i) y[i] = static_cast<float>(acc[i]) * mult[i % N];
+      args.epilogue = [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1, const int32_t* c, int64_t ldc) {
+        for (int64_t m = m0; m < m1; ++m)
+          for (int64_t n = n0; n < n1; ++n)
+            y[m * N + n] = static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(c[(m - m0) * ldc + n - n0]) +
+                                                                   static_cast<uint32_t>(bias(m, n)))) *
+                           mult[n];
+      };
+      int8gemm::Gemm(args, *packed, ctx.threads());
       return Status::OK();
     }
     return DispatchOver(Int8TypeSet{}, out_type, op, [&](auto tag) -> Status {
       using TY = typename decltype(tag)::type;
       TY* y = Y->data<TY>();
-      const float lo = static_cast<float>(std::numeric_limits<TY>::min() - zy[0]);
-      const float hi = static_cast<float>(std::numeric_limits<TY>::max() - zy[0]);
-      for (int64_t i = 0; i < M * N; ++i) {
-        float v = static_cast<float>(acc[i]) * mult[i % N];
-        if (std::isnan(v)) v = 0.f;
-        v = std::nearbyint(v < lo ? lo : (v > hi ? hi : v));
-        y[i] = static_cast<TY>(static_cast<int32_t>(v) + zy[0]);
-      }
+      args.epilogue = [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1, const int32_t* c, int64_t ldc) {
+        thread_local std::vector<int32_t> row;
+        row.resize(static_cast<size_t>(n1 - n0));
+        for (int64_t m = m0; m < m1; ++m) {
+          const int32_t* cr = c + (m - m0) * ldc;
+          const int32_t* src = cr;
+          if (cv != nullptr) {
+            for (int64_t n = n0; n < n1; ++n)
+              row[n - n0] = static_cast<int32_t>(static_cast<uint32_t>(cr[n - n0]) + static_cast<uint32_t>(bias(m, n)));
+            src = row.data();
+          }
+          int8gemm::RequantizeFloat<TY>(src, n1 - n0, 0, &mult[n0], true, zy[0], y + m * N + n0);
+        }
+      };
+      int8gemm::Gemm(args, *packed, ctx.threads());
       return Status::OK();
     });
   }
 
+ private:
+  // x [rows, cols] bytes transposed to [cols, rows].
+  static std::vector<uint8_t> Transposed(const uint8_t* x, int64_t rows, int64_t cols) {
+    std::vector<uint8_t> t(static_cast<size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = x[r * cols + c];
+    return t;
+  }
+
+  // op(B) as [K, N], packed.
+  int8gemm::PackedB PackB(const Tensor& B, int64_t K, int64_t N, ThreadPool* pool) const {
+    const uint8_t* b = static_cast<const uint8_t*>(B.raw());
+    const bool s = B.type() == ElemType::kInt8;
+    if (!trans_b_) return int8gemm::PackedB::Pack(b, s, K, N, N, pool);
+    const std::vector<uint8_t> t = Transposed(b, N, K);
+    return int8gemm::PackedB::Pack(t.data(), s, K, N, N, pool);
+  }
+
+  int8gemm::PackedB packed_b_;          // a constant B, packed at Init
+  const Tensor* packed_from_ = nullptr;  // the tensor it was packed from
  private:
   float alpha_ = 1.0f;
   bool trans_a_ = false;

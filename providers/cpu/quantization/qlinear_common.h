@@ -1,8 +1,9 @@
 // Shared by the integer-arithmetic kernels (QLinearMatMul, QLinearConv,
-// ConvInteger): reading per-tensor or per-channel scales and zero points, and
-// requantizing an exact accumulator. Operands less their zero points are
-// integers of magnitude <= 255 held as floats; ExactIntGemm sums them with
-// SGEMM in slices of K short enough to stay exact in float, into doubles.
+// ConvInteger, QGemm, QAttention, ...): reading per-tensor or per-channel
+// scales and zero points (requantization: int8gemm::RequantizeFloat).
+// ExactIntGemm (DynamicQuantizeLSTM's) sums operands less their zero points,
+// integers of magnitude <= 255 held as floats, with SGEMM in slices of K
+// short enough to stay exact in float, into doubles.
 #pragma once
 
 #include <algorithm>
@@ -150,41 +151,6 @@ inline void ExactIntGemm(int64_t M, int64_t N, int64_t K, const float* A, int64_
 // reference) while storing uint8_t reloads them every element and does not
 // vectorize; such loops copy their captures into locals first.
 
-
-// round_half_even(acc * multiplier) + zero_point, saturated to Q (NaN, from
-// a NaN scale, gives the zero point).
-template <typename Q>
-Q Requantize(double acc, float multiplier, int32_t zero_point) {
-  double v = std::nearbyint(acc * static_cast<double>(multiplier)) + zero_point;
-  if (std::isnan(v)) v = zero_point;
-  const double lo = std::numeric_limits<Q>::min(), hi = std::numeric_limits<Q>::max();
-  return static_cast<Q>(v < lo ? lo : (v > hi ? hi : v));
-}
-
-// out[i] = Requantize<Q>(acc[i] + bias, multiplier[i * mult_stride],
-// zero_point) for i < n (mult_stride 0: one multiplier), in loops the
-// compiler vectorizes: adding and taking away 1.5 * 2^52 rounds half to even
-// as nearbyint does for |x| < 2^51, and larger values saturate either way.
-template <typename Q>
-void RequantizeRow(const int32_t* acc, int64_t n, double bias, const float* multiplier, int64_t mult_stride,
-                   int32_t zero_point, Q* out) {
-  constexpr double kLo = std::numeric_limits<Q>::min(), kHi = std::numeric_limits<Q>::max();
-  constexpr double kRound = 6755399441055744.0;
-  const double zp = zero_point;
-  auto one = [&](int32_t a, double mult) {
-    const double x = (static_cast<double>(a) + bias) * mult;
-    double v = ((x + kRound) - kRound) + zp;
-    v = v != v ? zp : v;
-    v = v < kLo ? kLo : (v > kHi ? kHi : v);
-    return static_cast<Q>(static_cast<int32_t>(v));
-  };
-  if (mult_stride == 0) {
-    const double mult = multiplier[0];
-    for (int64_t i = 0; i < n; ++i) out[i] = one(acc[i], mult);
-  } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = one(acc[i], static_cast<double>(multiplier[i * mult_stride]));
-  }
-}
 
 }  // namespace qlinear
 }  // namespace onyx

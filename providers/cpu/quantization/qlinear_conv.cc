@@ -5,7 +5,9 @@
 // reference and onnxruntime. The sums come exactly from an integer GEMM per
 // (image, group) over im2col columns (int8gemm::Gemm, int8_gemm.h);
 // ConvInteger returns them as int32, QLinearConv adds the int32 bias and
-// requantizes each output channel with x_scale * w_scale[m] / y_scale.
+// requantizes each output channel with x_scale * w_scale[m] / y_scale in
+// float, as onnxruntime does (int8gemm::RequantizeFloat; why not the
+// reference's double: see qlinear_matmul.cc).
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -200,8 +202,8 @@ class QLinearConvKernel final : public OpKernel {
       return Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g,
                         [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t ldc) {
                           for (int64_t m = m0; m < m1; ++m)
-                            qlinear::RequantizeRow<TY>(c + (m - m0) * ldc, p1 - p0, bv ? bv[m] : 0.0, &mult[m], 0,
-                                                       zy[0], yv + (n * M + m) * OS + p0);
+                            int8gemm::RequantizeFloat<TY>(c + (m - m0) * ldc, p1 - p0, bv ? bv[m] : 0, &mult[m],
+                                                          false, zy[0], yv + (n * M + m) * OS + p0);
                         });
     });
   }

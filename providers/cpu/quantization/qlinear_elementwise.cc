@@ -16,12 +16,18 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <string>
 #include <vector>
 
 #include "providers/cpu/common/broadcast.h"
+#include "providers/cpu/common/fast_math.h"
 #include "providers/cpu/quantization/qlinear_common.h"
 #include "providers/kernel.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace onyx {
 namespace {
@@ -40,6 +46,98 @@ Q SaturateRound(float v) {
   const float hi = static_cast<float>(std::numeric_limits<Q>::max());
   v = std::nearbyint(v);
   return static_cast<Q>(v < lo ? lo : (v > hi ? hi : v));
+}
+
+// QLinearAdd over one broadcast segment, as onnxruntime's MLAS kernels round:
+// its AVX2 kernel (what it runs on any x86 with AVX2) computes
+// fma(a, rac, fma(b, rbc, fixed)), folding a broadcast (stride 0) operand
+// into the fixed part first with a separate multiply and add (`fixed` here
+// is already that sum); its SSE2 kernel (fixed + a * rac) + b * rbc. A value
+// on a rounding tie lands on one side or the other by the last bit, so the
+// order is kept as theirs, not merely the formula.
+#if defined(__x86_64__) || defined(__i386__)
+#define ONYX_QADD_X86 1
+#define ONYX_QADD_FMA __attribute__((target("avx2,fma")))
+
+// 8 codes of T widened to float.
+template <typename T>
+ONYX_QADD_FMA inline __m256 Load8(const T* p) {
+  const __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  return _mm256_cvtepi32_ps(std::is_signed<T>::value ? _mm256_cvtepi8_epi32(v) : _mm256_cvtepu8_epi32(v));
+}
+
+// Clamped to T's range first (a NaN becomes T's lowest, as onnxruntime's
+// conversion to INT_MIN and saturating packs give), rounded half to even.
+template <typename T>
+ONYX_QADD_FMA inline T RoundClamp(float v) {
+  const float lo = static_cast<float>(std::numeric_limits<T>::min());
+  const float hi = static_cast<float>(std::numeric_limits<T>::max());
+  v = v >= lo ? v : lo;
+  v = v <= hi ? v : hi;
+  return static_cast<T>(static_cast<int32_t>(std::nearbyint(v)));
+}
+
+template <typename T>
+ONYX_QADD_FMA void QAddSegmentFma(const T* __restrict a, int64_t da, const T* __restrict b, int64_t db,
+                                  T* __restrict c, int64_t len, float fixed, float ra, float rb) {
+  int64_t i = 0;
+  if (da <= 1 && db <= 1) {
+    const __m256 vfix = _mm256_set1_ps(fixed), vra = _mm256_set1_ps(ra), vrb = _mm256_set1_ps(rb);
+    const __m256 lo = _mm256_set1_ps(static_cast<float>(std::numeric_limits<T>::min()));
+    const __m256 hi = _mm256_set1_ps(static_cast<float>(std::numeric_limits<T>::max()));
+    for (; i + 8 <= len; i += 8) {
+      __m256 v;
+      if (da == 0) v = _mm256_fmadd_ps(Load8(b + i), vrb, vfix);
+      else if (db == 0) v = _mm256_fmadd_ps(Load8(a + i), vra, vfix);
+      else v = _mm256_fmadd_ps(Load8(a + i), vra, _mm256_fmadd_ps(Load8(b + i), vrb, vfix));
+      v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+      const __m256i r = _mm256_cvtps_epi32(v);
+      const __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+      const __m128i p8 = std::is_signed<T>::value ? _mm_packs_epi16(p16, p16) : _mm_packus_epi16(p16, p16);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(c + i), p8);
+    }
+  }
+  for (; i < len; ++i) {
+    float v;
+    if (da == 0) v = std::fma(static_cast<float>(b[i * db]), rb, fixed);
+    else if (db == 0) v = std::fma(static_cast<float>(a[i * da]), ra, fixed);
+    else v = std::fma(static_cast<float>(a[i * da]), ra, std::fma(static_cast<float>(b[i * db]), rb, fixed));
+    c[i] = RoundClamp<T>(v);
+  }
+}
+#endif
+
+template <typename T>
+void QAddSegment(const T* __restrict a, int64_t da, const T* __restrict b, int64_t db, T* __restrict c, int64_t len,
+                 float fixed, float ra, float rb, bool fma) {
+  // The broadcast operand's product joins the fixed part here, in code built
+  // without FMA: a separate multiply and add, as onnxruntime's.
+  if (da == 0) fixed = fixed + static_cast<float>(a[0]) * ra;
+  else if (db == 0) fixed = fixed + static_cast<float>(b[0]) * rb;
+#ifdef ONYX_QADD_X86
+  if (fma) return QAddSegmentFma(a, da, b, db, c, len, fixed, ra, rb);
+#endif
+  if (da == 0 || db == 0) {
+    const T* x = da == 0 ? b : a;
+    const int64_t dx = da == 0 ? db : da;
+    const float r = da == 0 ? rb : ra;
+    for (int64_t i = 0; i < len; ++i) c[i] = SaturateRound<T>(fixed + static_cast<float>(x[i * dx]) * r);
+    return;
+  }
+  for (int64_t i = 0; i < len; ++i)
+    c[i] = SaturateRound<T>(fixed + static_cast<float>(a[i * da]) * ra + static_cast<float>(b[i * db]) * rb);
+}
+
+bool FmaAvailable() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool fma = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("fma") != 0;
+  }();
+  return fma;
+#else
+  return false;
+#endif
 }
 
 enum class BinaryKind { kAdd, kMul };
@@ -77,15 +175,10 @@ class QLinearBinaryKernel final : public OpKernel {
         const float rac = qa.scale / qc.scale, rbc = qb.scale / qc.scale;
         const float fixed = static_cast<float>(qc.zp) -
                             (rac * static_cast<float>(qa.zp) + rbc * static_cast<float>(qb.zp));
+        const bool fma = fastmath::BestIsa() >= fastmath::Isa::kAvx2 && FmaAvailable();
         ParallelForEachSegment(plan, ctx.threads(), [&](int64_t off, const int64_t* in, int64_t len) {
           // Locals: a uint8_t store may alias the captures (see qlinear_common.h).
-          const T* __restrict pa = a + in[0];
-          const T* __restrict pb = b + in[1];
-          T* __restrict pc = c + off;
-          const int64_t da = sa, db = sb;
-          const float f0 = fixed, ra = rac, rb = rbc;
-          for (int64_t i = 0; i < len; ++i)
-            pc[i] = SaturateRound<T>(f0 + static_cast<float>(pa[i * da]) * ra + static_cast<float>(pb[i * db]) * rb);
+          QAddSegment<T>(a + in[0], sa, b + in[1], sb, c + off, len, fixed, rac, rbc, fma);
         });
       } else {
         const float ratio = qa.scale * qb.scale / qc.scale;

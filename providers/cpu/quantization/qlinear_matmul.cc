@@ -1,10 +1,16 @@
 // QLinearMatMul (opset 10; 21 adds float16/bfloat16 scales): MatMul's numpy
 // semantics (1-D operands promoted, batch dims broadcast) over int8/uint8
 // A and B less their zero points, requantized to y_zero_point's type:
-//   y = saturate(round_half_even(acc * a_scale * b_scale / y_scale) + y_zp).
+//   y = saturate(round_half_even(float(acc) * (a_scale * b_scale / y_scale)) + y_zp).
 // a's and y's scale and zero point are per tensor or per row of A ([M]), b's
 // per tensor or per column of B ([N]). The multiplier is computed in the
-// scales' type, as the reference does. Exact sums from int8gemm::Gemm (int8_gemm.h).
+// scales' type, as the reference does. Exact sums from int8gemm::Gemm
+// (int8_gemm.h), requantized in float as onnxruntime does
+// (int8gemm::RequantizeFloat): the ONNX reference multiplies in double, but
+// the two differ only where float rounding moves a product across a .5 tie,
+// which none of onnx's node tests hits, while float is what every model
+// quantized by onnxruntime (and its QDQ fusions, core/optimizer/qdq_fusion.cc)
+// was calibrated and checked against.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -55,12 +61,16 @@ class QLinearMatMulKernel final : public OpKernel {
                    "4 (b_scale) and 6 (y_scale) must have one type, got ", ElemTypeName(st), ", ",
                    ElemTypeName(ctx.Input(4)->type()), ", ", ElemTypeName(ctx.Input(6)->type()));
 
-    // multiplier[m][n], in the scales' type.
-    std::vector<float> mult(static_cast<size_t>(M * N));
+    // multiplier[m][n] = a_scale[m] * b_scale[n] / y_scale[m], in the scales'
+    // type; stored per row only when a or y has per-row scales, per column
+    // only when b has per-column ones.
+    const int64_t mrows = (ctx.Input(1)->size() > 1 || ctx.Input(6)->size() > 1) ? M : 1;
+    const int64_t mcols = ctx.Input(4)->size() > 1 ? N : 1;
+    std::vector<float> mult(static_cast<size_t>(mrows * mcols));
     ONYX_RETURN_IF_ERROR(DispatchOver(qlinear::ScaleTypeSet{}, st, op, [&](auto tag) -> Status {
       using S = typename decltype(tag)::type;
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = 0; n < N; ++n) mult[m * N + n] = qlinear::ScaleProduct<S>(as[m], bs[n], ys[m]);
+      for (int64_t m = 0; m < mrows; ++m)
+        for (int64_t n = 0; n < mcols; ++n) mult[m * mcols + n] = qlinear::ScaleProduct<S>(as[m], bs[n], ys[m]);
       return Status::OK();
     }));
 
@@ -90,8 +100,9 @@ class QLinearMatMulKernel final : public OpKernel {
         args.zb_per_column = true;
         args.epilogue = [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1, const int32_t* c, int64_t ldc) {
           for (int64_t m = m0; m < m1; ++m)
-            qlinear::RequantizeRow<TY>(c + (m - m0) * ldc, n1 - n0, 0.0, &mult[m * N + n0], 1, zy[m],
-                                       yb + m * N + n0);
+            int8gemm::RequantizeFloat<TY>(c + (m - m0) * ldc, n1 - n0, 0,
+                                          &mult[(mrows > 1 ? m : 0) * mcols + (mcols > 1 ? n0 : 0)], mcols > 1,
+                                          zy[m], yb + m * N + n0);
         };
         int8gemm::Gemm(args, packed[ob], ctx.threads());
       }

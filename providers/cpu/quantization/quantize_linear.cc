@@ -15,6 +15,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/fast_math.h"
 #include "providers/cpu/common/narrow_float.h"
 #include "providers/kernel.h"
 
@@ -234,6 +235,39 @@ bool IsScaleType(ElemType t) {
 
 // ---------------------------------------------------------------------------
 
+// QuantizeLinear's common case over [b, e), compiled once per instruction
+// set (the widest vectors divide 16 floats at a time). Its arguments are
+// locals, not captures: a store through uint8_t* may alias anything, which
+// would reload every capture per element and stop vectorization.
+template <typename T>
+inline __attribute__((always_inline)) void Quant8Body(const float* __restrict xs, T* __restrict ys, int64_t b,
+                                                      int64_t e, float sc, float z, float l, float h) {
+  for (int64_t i = b; i < e; ++i) {
+    float q = xs[i] / sc;
+    q = q == q ? q : 0.f;
+    q = q < l ? l : (q > h ? h : q);
+    constexpr float m = 12582912.f;  // 1.5 * 2^23: (q + m) - m is q rounded (no -ffast-math here)
+    ys[i] = static_cast<T>(static_cast<int32_t>((q + m) - m + z));
+  }
+}
+template <typename T>
+void Quant8Base(const float* x, T* y, int64_t b, int64_t e, float sc, float z, float l, float h) {
+  Quant8Body(x, y, b, e, sc, z, l, h);
+}
+#if defined(__x86_64__) || defined(__i386__)
+template <typename T>
+__attribute__((target("avx2"))) void Quant8Avx2(const float* x, T* y, int64_t b, int64_t e, float sc, float z,
+                                                float l, float h) {
+  Quant8Body(x, y, b, e, sc, z, l, h);
+}
+template <typename T>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx2"))) void Quant8Avx512(const float* x, T* y, int64_t b,
+                                                                           int64_t e, float sc, float z, float l,
+                                                                           float h) {
+  Quant8Body(x, y, b, e, sc, z, l, h);
+}
+#endif
+
 class QuantizeLinearKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo& info) {
@@ -348,19 +382,14 @@ class QuantizeLinearKernel final : public OpKernel {
   static void QuantizeFloatTo8Bit(KernelContext& ctx, const float* x, int64_t n, float scale, float zp, T* y) {
     const float lo = static_cast<float>(std::numeric_limits<T>::lowest()) - zp;
     const float hi = static_cast<float>(std::numeric_limits<T>::max()) - zp;
+    const fastmath::Isa isa = fastmath::BestIsa();
     ThreadPool::For(ctx.threads(), n, 1 << 15, [&](int64_t b, int64_t e) {
-      // Locals, not the captures: a store through uint8_t* may alias anything,
-      // which would reload every capture per element and stop vectorization.
-      const float* __restrict xs = x;
-      T* __restrict ys = y;
-      const float sc = scale, z = zp, l = lo, h = hi;
-      for (int64_t i = b; i < e; ++i) {
-        float q = xs[i] / sc;
-        q = q == q ? q : 0.f;
-        q = q < l ? l : (q > h ? h : q);
-        constexpr float m = 12582912.f;  // 1.5 * 2^23: (q + m) - m is q rounded (no -ffast-math here)
-        ys[i] = static_cast<T>(static_cast<int32_t>((q + m) - m + z));
-      }
+#if defined(__x86_64__) || defined(__i386__)
+      if (isa == fastmath::Isa::kAvx512) return Quant8Avx512<T>(x, y, b, e, scale, zp, lo, hi);
+      if (isa == fastmath::Isa::kAvx2) return Quant8Avx2<T>(x, y, b, e, scale, zp, lo, hi);
+#endif
+      (void)isa;
+      Quant8Base<T>(x, y, b, e, scale, zp, lo, hi);
     });
   }
 
