@@ -85,6 +85,7 @@ Status ExecutionPlan::Execute(std::vector<Value>& values, const std::vector<std:
                          slot_names_[s], "' has no value");
     }
     RunContext ctx(values, step.inputs, step.outputs, presets, step.allocator,
+                   step.output_allocators.empty() ? nullptr : &step.output_allocators,
                    pattern ? &*pattern : nullptr, threads, run_options, *this, outer);
     auto start = profiler ? Profiler::Clock::now() : Profiler::Clock::time_point();
     Status s;
@@ -116,6 +117,7 @@ Status ExecutionPlan::Execute(std::vector<Value>& values, const std::vector<std:
     }
   }
   if (pattern) pattern->Finish();
+  for (ExecutionProvider* p : device_providers_) ONYX_RETURN_IF_ERROR(p->Synchronize());
   return Status::OK();
 }
 

@@ -20,7 +20,7 @@ Tensor* RunContext::Output(int i, const Dims& dims, ElemType type) {
   }
   std::shared_ptr<Tensor> t;
   if (pattern_) t = pattern_->Allocate(slot, type, dims);
-  if (!t) t = std::make_shared<Tensor>(type, dims, alloc_);
+  if (!t) t = std::make_shared<Tensor>(type, dims, output_allocs_ ? (*output_allocs_)[i] : alloc_);
   Tensor* raw = t.get();
   values_[slot] = Value(std::move(t));
   return raw;

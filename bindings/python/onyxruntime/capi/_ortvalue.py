@@ -10,7 +10,7 @@ for a value made from Python.
 
 import numpy as np
 
-from . import _dlpack, _values
+from . import _dlpack, _providers, _values
 from ._ffi import api, check, ffi, to_str
 from ._sparse import SparseTensor, _CSparseTensor, not_sparse
 from ._errors import exception_for_code
@@ -44,6 +44,11 @@ def _check_device(device_type, device_id):
         # Exception) serves both callers' except clauses.
         if device_type.lower() == "cpu":
             why = "device names are lower case: use 'cpu'"
+        elif device_type == "cuda":
+            # Raises naming why when CUDA is absent (no GPU, no provider library).
+            _providers.require_cuda("OrtValue on device 'cuda'")
+            why = ("CUDA is available, but this build's C API cannot yet allocate or wrap CUDA memory for a value "
+                   "made from Python; feed CPU values (the session copies them to the GPU)")
         elif device_type.lower() in _KNOWN_DEVICES:
             why = "this build of onyxruntime has no '%s' support; only 'cpu' memory is available" % device_type
         else:

@@ -7,7 +7,7 @@ import threading
 import time
 import warnings
 
-from . import _values
+from . import _providers, _values
 from ._fastrun import FastRunner
 from ._device import OrtDevice, OrtDeviceVendorId, get_ort_device_type  # noqa: F401 - onnxruntime's names here
 from ._env import OrtMemoryInfo
@@ -195,9 +195,11 @@ def _normalize_providers(providers, provider_options, available, strict_str=True
 
     def add(name, options):
         if name not in available:
+            # onnxruntime's text, then why (the library's reason, for CUDA).
+            why = _providers.unavailable_reason(name) if name == "CUDAExecutionProvider" else None
             warnings.warn(
-                "Specified provider '{}' is not in available provider names.Available providers: '{}'".format(
-                    name, ", ".join(available)
+                "Specified provider '{}' is not in available provider names.Available providers: '{}'{}".format(
+                    name, ", ".join(available), ". " + why if why else ""
                 )
             )
         if name in ordered:

@@ -1,0 +1,82 @@
+// How CUDA kernels register and what they see: the session's stream and
+// library handles (CudaEnv), owned by the provider that created them.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <vector>
+
+#include "providers/cuda/cuda_common.h"
+#include "providers/cuda/cuda_libs.h"
+#include "providers/kernel.h"
+
+namespace onyx {
+namespace cuda {
+
+struct CudaEnv {
+  cudaStream_t stream = nullptr;
+  cublasHandle_t cublas = nullptr;
+  const Cublas* blas = nullptr;
+  bool use_tf32 = false;
+  int device_id = 0;
+  Allocator* alloc = nullptr;  // device arena (kernel scratch)
+};
+
+class CudaKernel : public OpKernel {
+ public:
+  explicit CudaKernel(const CudaEnv& env) : env_(env) {}
+  Status Init(const KernelInfo&) { return Status::OK(); }
+
+ protected:
+  cudaStream_t stream() const { return env_.stream; }
+  // The error of the last launch on this thread, naming the kernel.
+  static Status LaunchStatus(const char* what) { return CudaStatus(cudaGetLastError(), what); }
+  const CudaEnv& env_;
+};
+
+using CudaKernelCreateFn = std::function<Status(const KernelInfo&, const CudaEnv&, std::unique_ptr<OpKernel>*)>;
+
+struct CudaKernelDef {
+  KernelDef def;  // its `create` is filled by the provider (binding the env)
+  CudaKernelCreateFn create;
+  std::vector<int> host_inputs;   // read in host memory (shapes, axes)
+  std::vector<int> host_outputs;  // written in host memory
+};
+
+// Filled at static initialization by ONYX_REGISTER_CUDA_KERNEL.
+std::vector<CudaKernelDef>& StaticCudaKernelDefs();
+
+template <typename K>
+CudaKernelDef MakeCudaKernelDef(const char* domain, const char* op, int since, int end, std::vector<ElemType> types,
+                                std::vector<int> host_inputs = {}, std::vector<int> host_outputs = {}) {
+  CudaKernelDef d;
+  d.def.domain = domain;
+  d.def.op_type = op;
+  d.def.since_version = since;
+  d.def.end_version = end;
+  d.def.types = std::move(types);
+  d.host_inputs = std::move(host_inputs);
+  d.host_outputs = std::move(host_outputs);
+  d.create = [](const KernelInfo& info, const CudaEnv& env, std::unique_ptr<OpKernel>* out) -> Status {
+    auto k = std::make_unique<K>(env);
+    ONYX_RETURN_IF_ERROR(k->Init(info));
+    *out = std::move(k);
+    return Status::OK();
+  };
+  return d;
+}
+
+struct CudaKernelRegistrar {
+  explicit CudaKernelRegistrar(CudaKernelDef def) { StaticCudaKernelDefs().push_back(std::move(def)); }
+};
+
+}  // namespace cuda
+}  // namespace onyx
+
+// One statement at the bottom of a CUDA kernel's file, as ONYX_REGISTER_KERNEL:
+// kernel class (constructed from a CudaEnv), domain, op, since, end, element
+// types of input 0, then optionally the host-memory inputs and outputs.
+#define ONYX_REGISTER_CUDA_KERNEL(Kernel, ...)                                                              \
+  static const ::onyx::cuda::CudaKernelRegistrar ONYX_KERNEL_CAT(onyx_cuda_kernel_registrar_, __COUNTER__)( \
+      ::onyx::cuda::MakeCudaKernelDef<Kernel>(__VA_ARGS__))

@@ -1,0 +1,98 @@
+// Softmax, LogSoftmax and LayerNormalization: block-per-row kernels over the
+// normalized axis (common/launch_impl.cu).
+#include "providers/cuda/common/launch.h"
+#include "providers/cuda/cuda_kernel.h"
+
+namespace onyx {
+namespace cuda {
+namespace {
+
+std::vector<ElemType> FloatTypes() { return {ElemType::kFloat, ElemType::kFloat16, ElemType::kBFloat16}; }
+
+int64_t Prod(const Dims& d, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= d[i];
+  return p;
+}
+
+template <bool kLog>
+class SoftmaxKernel final : public CudaKernel {
+ public:
+  using CudaKernel::CudaKernel;
+  Status Init(const KernelInfo& info) {
+    // Before opset 13 the input is flattened to 2-D at `axis` (default 1).
+    opset13_ = info.opset() >= 13;
+    axis_ = info.AttrInt("axis", opset13_ ? -1 : 1);
+    return Status::OK();
+  }
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* x;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
+    const int64_t r = static_cast<int64_t>(x->rank());
+    const int64_t axis = axis_ < 0 ? axis_ + r : axis_;
+    ONYX_CHECK_ARG(axis >= 0 && axis < (r == 0 ? 1 : r), "axis ", axis_, " is out of range for rank ", r);
+    const Dims& d = x->dims();
+    Tensor* y = ctx.Output(0, d, x->type());
+    if (r == 0) return LaunchSoftmax(x->type(), 1, 1, 1, kLog, x->raw(), y->raw(), stream());
+    const size_t ax = static_cast<size_t>(axis);
+    if (!opset13_)
+      return LaunchSoftmax(x->type(), Prod(d, 0, ax), Prod(d, ax, d.size()), 1, kLog, x->raw(), y->raw(), stream());
+    return LaunchSoftmax(x->type(), Prod(d, 0, ax), d[ax], Prod(d, ax + 1, d.size()), kLog, x->raw(), y->raw(),
+                         stream());
+  }
+
+ private:
+  bool opset13_ = true;
+  int64_t axis_ = -1;
+};
+
+class LayerNorm final : public CudaKernel {
+ public:
+  using CudaKernel::CudaKernel;
+  Status Init(const KernelInfo& info) {
+    axis_ = info.AttrInt("axis", -1);
+    epsilon_ = info.AttrFloat("epsilon", 1e-5f);
+    return Status::OK();
+  }
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor *x, *scale;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &scale));
+    const Tensor* bias = ctx.Input(2);
+    const int64_t r = static_cast<int64_t>(x->rank());
+    const int64_t axis = axis_ < 0 ? axis_ + r : axis_;
+    ONYX_CHECK_ARG(axis >= 0 && axis < r, "axis ", axis_, " is out of range for rank ", r);
+    const Dims& d = x->dims();
+    const int64_t rows = Prod(d, 0, static_cast<size_t>(axis)), cols = Prod(d, static_cast<size_t>(axis), d.size());
+    ONYX_CHECK_ARG(scale->size() == cols && scale->type() == x->type(), "Scale ", ShapeToString(scale->dims()),
+                   " must have the ", cols, " elements of the normalized dimensions of X ", ShapeToString(d));
+    ONYX_CHECK_ARG(!bias || (bias->size() == cols && bias->type() == x->type()), "B ",
+                   ShapeToString(bias ? bias->dims() : Dims()), " must have the ", cols,
+                   " elements of the normalized dimensions of X ", ShapeToString(d));
+    Tensor* y = ctx.Output(0, d, x->type());
+    Dims stat_dims = d;
+    for (size_t i = static_cast<size_t>(axis); i < stat_dims.size(); ++i) stat_dims[i] = 1;
+    // Mean and InvStdDev are float here (the stash type's default).
+    Tensor* mean = ctx.Output(1, stat_dims, ElemType::kFloat);
+    Tensor* inv = ctx.Output(2, stat_dims, ElemType::kFloat);
+    return LaunchLayerNorm(x->type(), rows, cols, epsilon_, x->raw(), scale->raw(), bias ? bias->raw() : nullptr,
+                           y->raw(), mean ? mean->data<float>() : nullptr, inv ? inv->data<float>() : nullptr,
+                           stream());
+  }
+
+ private:
+  int64_t axis_ = -1;
+  float epsilon_ = 1e-5f;
+};
+
+using Softmax = SoftmaxKernel<false>;
+using LogSoftmax = SoftmaxKernel<true>;
+
+}  // namespace
+
+ONYX_REGISTER_CUDA_KERNEL(Softmax, "", "Softmax", 1, kMaxVersion, FloatTypes());
+ONYX_REGISTER_CUDA_KERNEL(LogSoftmax, "", "LogSoftmax", 1, kMaxVersion, FloatTypes());
+ONYX_REGISTER_CUDA_KERNEL(LayerNorm, "", "LayerNormalization", 17, kMaxVersion, FloatTypes());
+
+}  // namespace cuda
+}  // namespace onyx

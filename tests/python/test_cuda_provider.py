@@ -1,0 +1,182 @@
+"""CUDAExecutionProvider: what holds on every machine (the provider library is
+built beside the main one, the main library has no CUDA link, asking for CUDA
+without a GPU warns naming why and runs on the CPU), and the GPU checks, which
+skip cleanly where no CUDA device answers (tests/cuda/device_check.sh runs them
+on a GPU machine).
+"""
+
+import os
+import shutil
+import subprocess
+import warnings
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import onyxruntime as rt
+
+PKG_DIR = os.path.dirname(rt.__file__)
+PROVIDER_LIB = os.path.join(PKG_DIR, "libonyxruntime_providers_cuda.so")
+MAIN_LIB = os.path.join(PKG_DIR, "libonyxruntime.so")
+HAS_TOOLKIT = os.path.exists("/usr/local/cuda/bin/nvcc")
+CUDA = "CUDAExecutionProvider" in rt.get_available_providers()
+needs_gpu = pytest.mark.skipif(not CUDA, reason="no CUDA device answers here (CUDAExecutionProvider not available)")
+
+
+def _dynamic(path):
+    return subprocess.run(["readelf", "-d", "-W", path], check=True, capture_output=True, text=True).stdout
+
+
+def _needed(path):
+    return [line.split("[", 1)[1].rstrip("]") for line in _dynamic(path).splitlines() if "(NEEDED)" in line]
+
+
+@pytest.mark.skipif(shutil.which("readelf") is None, reason="readelf not installed")
+def test_main_library_has_no_cuda_link():
+    needed = _needed(MAIN_LIB)
+    cuda = [n for n in needed if any(k in n for k in ("cuda", "cublas", "cudnn", "nvrtc"))]
+    assert not cuda, "libonyxruntime.so links CUDA libraries: %s" % cuda
+
+
+@pytest.mark.skipif(not HAS_TOOLKIT, reason="no CUDA toolkit: the provider library is not built")
+@pytest.mark.skipif(shutil.which("nm") is None, reason="nm not installed")
+def test_provider_library_is_built_and_self_contained():
+    assert os.path.exists(PROVIDER_LIB), "the CUDA toolkit is here but %s was not built" % PROVIDER_LIB
+    needed = _needed(PROVIDER_LIB)
+    # The CUDA runtime is static; cuBLAS is opened at run time by soname.
+    assert not [n for n in needed if "onyxruntime" in n or "cublas" in n or "cudart" in n or "cudnn" in n], needed
+    exported = subprocess.run(["nm", "-D", "--defined-only", PROVIDER_LIB], check=True, capture_output=True,
+                              text=True).stdout.split()
+    assert "OnyxCudaProviderGetApi" in exported
+    assert not [s for s in exported if "onyx" in s and s != "OnyxCudaProviderGetApi"], "private symbols exported"
+    # Nothing left for the main library to provide: no undefined onyx:: symbols.
+    undefined = subprocess.run(["nm", "-D", "-C", "--undefined-only", PROVIDER_LIB], check=True,
+                               capture_output=True, text=True).stdout
+    assert "onyx::" not in undefined and "Onyx" not in undefined, undefined
+
+
+def _model(opset=17):
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 4])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 3])
+    w = helper.make_tensor("W", TensorProto.FLOAT, [4, 3], np.linspace(-1, 1, 12).astype(np.float32).ravel())
+    nodes = [helper.make_node("MatMul", ["X", "W"], ["M"]), helper.make_node("Relu", ["M"], ["R"]),
+             helper.make_node("Softmax", ["R"], ["Y"], axis=-1)]
+    g = helper.make_graph(nodes, "cuda_smoke", [x], [y], [w])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+
+
+@pytest.mark.skipif(CUDA, reason="this machine has a CUDA device")
+def test_without_gpu_cuda_is_not_listed_and_a_request_falls_back_with_the_reason():
+    assert "CUDAExecutionProvider" not in rt.get_available_providers()
+    assert "CUDAExecutionProvider" in rt.get_all_providers()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sess = rt.InferenceSession(_model(), providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
+    text = " ".join(str(w.message) for w in caught)
+    assert "Specified provider 'CUDAExecutionProvider' is not in available provider names" in text
+    # The library's reason follows: which file failed to load, or what CUDA said.
+    assert "is not available: " in text
+    assert ("no usable CUDA device" in text or "cannot load" in text or "no CUDA device" in text), text
+    assert sess.get_providers() == ["CPUExecutionProvider"]
+    x = np.ones((2, 4), np.float32)
+    assert sess.run(None, {"X": x})[0].shape == (2, 3)
+
+
+@pytest.mark.skipif(CUDA, reason="this machine has a CUDA device")
+def test_without_gpu_cuda_values_are_refused_naming_why():
+    with pytest.raises(RuntimeError, match="needs CUDA, which is not available here"):
+        rt.OrtValue.ortvalue_from_numpy(np.zeros(3, np.float32), "cuda", 0)
+
+
+@pytest.mark.skipif(CUDA, reason="this machine has a CUDA device")
+def test_without_gpu_c_api_append_is_an_error_naming_why():
+    from onyxruntime.capi import _providers
+    why = _providers.unavailable_reason("CUDAExecutionProvider")
+    assert why and "'CUDAExecutionProvider' is not available: " in why
+
+
+def test_cpu_provider_options_stay_refused():
+    with pytest.raises(Exception, match="provider option 'foo' of CPUExecutionProvider is not supported"):
+        rt.InferenceSession(_model(), providers=[("CPUExecutionProvider", {"foo": "1"})])
+
+
+# ---- GPU checks: run by tests/cuda/device_check.sh on the device machine ----
+
+def _cuda_session(model, **options):
+    return rt.InferenceSession(model, providers=[("CUDAExecutionProvider", options), "CPUExecutionProvider"])
+
+
+@needs_gpu
+def test_gpu_small_model_matches_cpu():
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    want = rt.InferenceSession(_model(), providers=["CPUExecutionProvider"]).run(None, {"X": x})[0]
+    sess = _cuda_session(_model())
+    assert sess.get_providers()[0] == "CUDAExecutionProvider"
+    np.testing.assert_allclose(sess.run(None, {"X": x})[0], want, rtol=1e-3, atol=1e-3)
+
+
+@needs_gpu
+@pytest.mark.parametrize("key,value", [("device_id", "x"), ("gpu_mem_limit", "lots"), ("use_tf32", "maybe"),
+                                       ("no_such_option", "1")])
+def test_gpu_bad_provider_option_names_it(key, value):
+    with pytest.raises(Exception, match="'%s'" % key):
+        rt.InferenceSession(_model(), providers=[("CUDAExecutionProvider", {key: value})],
+                            enable_fallback=0)
+
+
+def _elementwise_cases():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 1, 5)).astype(np.float32)
+    b = rng.standard_normal((4, 5)).astype(np.float32) + 2
+    for op in ("Add", "Sub", "Mul", "Div", "Max", "Min"):
+        yield op, [a, b], {}
+    for op in ("Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Erf"):
+        yield op, [a], {}
+    yield "Softmax", [a], {"axis": 1}
+    yield "Transpose", [a], {"perm": [2, 0, 1]}
+    yield "Gather", [b, np.array([[3, 0], [-1, 2]], np.int64)], {"axis": 0}
+    yield "Concat", [a[:, :, :2], a[:, :, 2:]], {"axis": 2}
+    yield "Where", [a > 0, a, np.float32(0) * a], {}
+    yield "ReduceMean", [b], {"axes": [1], "keepdims": 0}
+
+
+@needs_gpu
+@pytest.mark.parametrize("op,inputs,attrs", list(_elementwise_cases()), ids=lambda v: v if isinstance(v, str) else "")
+def test_gpu_kernel_matches_reference(op, inputs, attrs):
+    from onnx.reference import ReferenceEvaluator
+    names = ["in%d" % i for i in range(len(inputs))]
+    vis = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
+           for n, v in zip(names, inputs)]
+    out = helper.make_tensor_value_info("out", TensorProto.UNDEFINED, None)
+    g = helper.make_graph([helper.make_node(op, names, ["out"], **attrs)], "k", vis, [out])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    feeds = dict(zip(names, inputs))
+    want = ReferenceEvaluator(m).run(None, feeds)[0]
+    sess = _cuda_session(m.SerializeToString())
+    got = sess.run(None, feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@needs_gpu
+def test_gpu_assignments_put_supported_nodes_on_cuda():
+    sess = _cuda_session(_model())
+    ops = {}
+    for sub in sess.get_provider_assignment() if hasattr(sess, "get_provider_assignment") else []:
+        for node in sub.get_nodes():
+            ops[node.op_type] = sub.ep_name
+    if ops:
+        assert ops.get("MatMul") == "CUDAExecutionProvider"
+
+
+@needs_gpu
+def test_gpu_iobinding_cpu_round_trip():
+    x = np.random.default_rng(2).standard_normal((2, 4)).astype(np.float32)
+    sess = _cuda_session(_model())
+    want = sess.run(None, {"X": x})[0]
+    binding = sess.io_binding()
+    binding.bind_cpu_input("X", x)
+    binding.bind_output("Y")
+    sess.run_with_iobinding(binding)
+    np.testing.assert_allclose(binding.copy_outputs_to_cpu()[0], want, rtol=1e-5, atol=1e-6)
