@@ -69,8 +69,9 @@ inline Status CreateProvider(const std::string& name, std::unique_ptr<ExecutionP
   return CreateProvider(name, ProviderOptions(), out);
 }
 
-// Tests only: makes provider `name` available and created by `make` (a fake
-// device provider in the unit tests). Call before creating sessions.
+// Tests only: lets sessions create provider `name` with `make` (a fake device
+// provider in the unit tests; not listed by AvailableProviders()). Call
+// before creating sessions.
 void RegisterProviderForTesting(const std::string& name,
                                 std::function<std::unique_ptr<ExecutionProvider>(const ProviderOptions&)> make);
 

@@ -86,8 +86,11 @@ def test_without_gpu_cuda_is_not_listed_and_a_request_falls_back_with_the_reason
 
 @pytest.mark.skipif(CUDA, reason="this machine has a CUDA device")
 def test_without_gpu_cuda_values_are_refused_naming_why():
-    with pytest.raises(RuntimeError, match="needs CUDA, which is not available here"):
-        rt.OrtValue.ortvalue_from_numpy(np.zeros(3, np.float32), "cuda", 0)
+    for make in (lambda: rt.OrtValue.ortvalue_from_numpy(np.zeros(3, np.float32), "cuda", 0),
+                 lambda: rt.OrtValue.ortvalue_from_shape_and_type([3], np.float32, "cuda", 0)):
+        with pytest.raises(RuntimeError, match="'cuda': CUDA is not available here: execution provider "
+                                               "'CUDAExecutionProvider' is not available: "):
+            make()
 
 
 @pytest.mark.skipif(CUDA, reason="this machine has a CUDA device")

@@ -45,10 +45,13 @@ def _check_device(device_type, device_id):
         if device_type.lower() == "cpu":
             why = "device names are lower case: use 'cpu'"
         elif device_type == "cuda":
-            # Raises naming why when CUDA is absent (no GPU, no provider library).
-            _providers.require_cuda("OrtValue on device 'cuda'")
-            why = ("CUDA is available, but this build's C API cannot yet allocate or wrap CUDA memory for a value "
-                   "made from Python; feed CPU values (the session copies them to the GPU)")
+            absent = _providers.unavailable_reason("CUDAExecutionProvider")
+            if absent:
+                # No GPU, no driver or no provider library: the library says which.
+                why = "CUDA is not available here: " + absent
+            else:
+                why = ("CUDA is available, but the C API cannot yet allocate or wrap CUDA memory for a value made "
+                       "from Python; feed CPU values (sessions copy them to the GPU)")
         elif device_type.lower() in _KNOWN_DEVICES:
             why = "this build of onyxruntime has no '%s' support; only 'cpu' memory is available" % device_type
         else:

@@ -15,9 +15,3 @@ def unavailable_reason(name):
     api.StatusRelease(status)
     return message
 
-
-def require_cuda(what):
-    """Raises RuntimeError naming `what` and the reason when CUDA is unusable."""
-    why = unavailable_reason("CUDAExecutionProvider")
-    if why is not None:
-        raise RuntimeError("%s needs CUDA, which is not available here: %s" % (what, why))
