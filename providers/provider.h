@@ -42,6 +42,9 @@ class ExecutionProvider {
     (void)dst;
     return MakeError(ErrorCode::kNotImplemented, Name(), " has no data transfer");
   }
+  // Called on the running thread before a run's first step (a device
+  // provider makes its device current there).
+  virtual Status OnRunStart() const { return Status::OK(); }
   // Waits until the work its kernels queued has finished (end of a run whose
   // outputs stay on the device).
   virtual Status Synchronize() const { return Status::OK(); }

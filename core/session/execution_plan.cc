@@ -205,43 +205,56 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
     const KernelDef* def = nullptr;
     ExecutionProvider* chosen = nullptr;
     std::string why;
-    for (ExecutionProvider* p : providers) {
-      def = p->Kernels().Find(node, input_types, &why);
-      if (def) {
-        chosen = p;
-        break;
-      }
-    }
-    if (!def)
-      return MakeError(ErrorCode::kNotImplemented, "Could not find an implementation for ", node.op_type, "(",
-                       node.since_version, ") node with name '", node.name, "' (domain '",
-                       node.domain.empty() ? "ai.onnx" : node.domain, "', opset ", node.since_version,
-                       ", inputs: ", DescribeDeclared(node, graph), "): ", why);
     Step step;
-    step.node = &node;
-    step.allocator = chosen->GetAllocator();
-    if (options.cpu_allocator && chosen->Name() == kCpuProviderName) step.allocator = options.cpu_allocator;
-    step.provider = &chosen->Name();
-    KernelInfo info(node, graph, input_types);
-    info.constants_may_be_overridden = true;
-    // Subgraphs are planned once, here, with the same providers and options;
-    // each run of the node then only fills slots.
-    for (const auto& kv : node.attrs) {
-      std::vector<const Graph*> subs;
-      if (kv.second.g) subs.push_back(kv.second.g.get());
-      for (const auto& sg : kv.second.graphs) subs.push_back(sg.get());
-      if (subs.size() != 1) continue;  // only single-graph attributes are run by kernels
-      std::unique_ptr<PlanSubgraphRunner> runner;
-      Status sub = PlanSubgraphRunner::Create(*subs[0], placement ? host_providers : providers, options, &runner);
-      if (!sub.ok()) return sub.WithContext(StrCat(node.Describe(), ", subgraph '", kv.first, "': "));
-      info.SetSubgraph(kv.first, runner.get());
-      step.subgraphs.push_back(std::move(runner));
+    std::unique_ptr<KernelInfo> info;
+    // Providers in priority order. With device providers, a device kernel may
+    // decline a node at creation (NOT_IMPLEMENTED, e.g. an attribute value it
+    // lacks) and some nodes stay on the host (DevicePlacement::DeviceMayRun):
+    // the next provider with a kernel takes them.
+    for (size_t next = 0;;) {
+      def = nullptr;
+      for (; next < providers.size() && !def; ++next) {
+        ExecutionProvider* p = providers[next];
+        if (placement && p->Device() != DeviceType::kCpu && !placement->DeviceMayRun(node, input_types)) continue;
+        def = p->Kernels().Find(node, input_types, &why);
+        chosen = p;
+      }
+      if (!def)
+        return MakeError(ErrorCode::kNotImplemented, "Could not find an implementation for ", node.op_type, "(",
+                         node.since_version, ") node with name '", node.name, "' (domain '",
+                         node.domain.empty() ? "ai.onnx" : node.domain, "', opset ", node.since_version,
+                         ", inputs: ", DescribeDeclared(node, graph), "): ", why);
+      step = Step();
+      step.node = &node;
+      step.allocator = chosen->GetAllocator();
+      if (options.cpu_allocator && chosen->Name() == kCpuProviderName) step.allocator = options.cpu_allocator;
+      step.provider = &chosen->Name();
+      info = std::make_unique<KernelInfo>(node, graph, input_types);
+      info->constants_may_be_overridden = true;
+      // Subgraphs are planned once, here, with the same providers and options;
+      // each run of the node then only fills slots.
+      for (const auto& kv : node.attrs) {
+        std::vector<const Graph*> subs;
+        if (kv.second.g) subs.push_back(kv.second.g.get());
+        for (const auto& sg : kv.second.graphs) subs.push_back(sg.get());
+        if (subs.size() != 1) continue;  // only single-graph attributes are run by kernels
+        std::unique_ptr<PlanSubgraphRunner> runner;
+        Status sub = PlanSubgraphRunner::Create(*subs[0], placement ? host_providers : providers, options, &runner);
+        if (!sub.ok()) return sub.WithContext(StrCat(node.Describe(), ", subgraph '", kv.first, "': "));
+        info->SetSubgraph(kv.first, runner.get());
+        step.subgraphs.push_back(std::move(runner));
+      }
+      Status s = def->create(*info, &step.kernel);
+      if (!s.ok() && s.code() == ErrorCode::kNotImplemented && chosen->Device() != DeviceType::kCpu) {
+        why = s.message();
+        continue;
+      }
+      if (!s.ok())
+        return Status(s.code(), StrCat("Failed to create kernel for ", node.op_type, " node with name '", node.name,
+                                       "' (inputs: ", DescribeDeclared(node, graph), "): ", s.message()));
+      break;
     }
-    Status s = def->create(info, &step.kernel);
-    if (!s.ok())
-      return Status(s.code(), StrCat("Failed to create kernel for ", node.op_type, " node with name '", node.name,
-                                     "' (inputs: ", DescribeDeclared(node, graph), "): ", s.message()));
-    for (int i : info.ReleasedConstantInputs()) release(node.inputs[i]);
+    for (int i : info->ReleasedConstantInputs()) release(node.inputs[i]);
     if (!placement) {
       for (const auto& in : node.inputs) step.inputs.push_back(in.empty() ? -1 : slot(in));
       for (const auto& o : node.outputs) step.outputs.push_back(o.empty() ? -1 : slot(o));

@@ -73,6 +73,7 @@ Status ExecutionPlan::Execute(std::vector<Value>& values, const std::vector<std:
                               const KernelContext* outer) const {
   std::optional<MemPatternRun> pattern;
   if (pattern_allocator_) pattern.emplace(*this, values);
+  for (ExecutionProvider* p : device_providers_) ONYX_RETURN_IF_ERROR(p->OnRunStart());
   for (const auto& c : constants_)
     if (!values[c.first].HasValue()) values[c.first] = Value(c.second);
   for (const Step& step : steps_) {

@@ -47,6 +47,24 @@ DevicePlacement::DevicePlacement(ExecutionPlan* plan, const Graph& graph,
   for (const auto& in : graph.inputs) feeds_.insert(in.name);
 }
 
+bool DevicePlacement::DeviceMayRun(const Node& node, const std::vector<TypeInfo>& input_types) const {
+  if (!node.implicit_inputs.empty()) return false;
+  bool all_host_integers = true;
+  int inputs = 0;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (node.inputs[i].empty()) continue;
+    const TypeInfo& t = input_types[i];
+    if (t.kind != TypeInfo::Kind::kTensor && t.kind != TypeInfo::Kind::kUnknown) return false;
+    if (t.elem == ElemType::kString) return false;
+    const bool integer = t.kind == TypeInfo::Kind::kTensor &&
+                         (t.elem == ElemType::kInt64 || t.elem == ElemType::kInt32);
+    const bool host = produced_on_.count(node.inputs[i]) == 0;
+    all_host_integers = all_host_integers && integer && host;
+    ++inputs;
+  }
+  return inputs == 0 || !all_host_integers;
+}
+
 void DevicePlacement::AddCopy(int from, int to, ExecutionProvider* copier, ExecutionProvider* to_device,
                               bool pass_through) {
   plan_->copy_nodes_.emplace_back();

@@ -30,6 +30,11 @@ class DevicePlacement {
   DevicePlacement(ExecutionPlan* plan, const Graph& graph, const std::vector<ExecutionProvider*>& providers,
                   Allocator* host_alloc, std::function<int(const std::string&)> slot);
 
+  // Whether a device provider may take `node`: not when an input is a
+  // string or not a tensor (device memory holds neither), nor for integer
+  // arithmetic on host values (shape computations: a device would add a copy
+  // each way and a synchronization for a few integers).
+  bool DeviceMayRun(const Node& node, const std::vector<TypeInfo>& input_types) const;
   // The slot input `i` of a node run by `p` with `def` reads, after adding
   // what copies it needs to the plan.
   Status Input(const std::string& name, ExecutionProvider* p, const KernelDef& def, int i, int* out);

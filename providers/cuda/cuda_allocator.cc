@@ -66,7 +66,20 @@ void CudaArena::Free(void* p) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = size_of_.find(p);
   if (it == size_of_.end()) return;
+  if (retired_) {
+    cudaSetDevice(info_.device_id);
+    cudaFree(p);
+    held_ -= it->second;
+    size_of_.erase(it);
+    return;
+  }
   cache_[it->second].push_back(p);
+}
+
+void CudaArena::Retire() {
+  std::lock_guard<std::mutex> lock(mu_);
+  TrimLocked();
+  retired_ = true;
 }
 
 void CudaArena::TrimLocked() {
@@ -86,15 +99,6 @@ void CudaArena::TrimLocked() {
 void CudaArena::Trim() {
   std::lock_guard<std::mutex> lock(mu_);
   TrimLocked();
-}
-
-CudaArena* GetCudaArena(int device_id, size_t limit, int extend_strategy) {
-  static std::mutex* mu = new std::mutex();
-  static auto* arenas = new std::map<std::tuple<int, size_t, int>, CudaArena*>();
-  std::lock_guard<std::mutex> lock(*mu);
-  auto& a = (*arenas)[std::make_tuple(device_id, limit, extend_strategy)];
-  if (!a) a = new CudaArena(device_id, limit, extend_strategy);
-  return a;
 }
 
 }  // namespace cuda

@@ -1,6 +1,8 @@
-// Device memory: a caching arena over cudaMalloc, one per (device, limit,
-// extend strategy) per process and never destroyed, since tensors handed to
-// the caller may outlive the session that made them.
+// Device memory: a caching arena over cudaMalloc, one per session, so a
+// block freed by one session's stream is never handed to another stream's
+// kernels while the first may still read it. Never deleted: tensors handed to
+// the caller may outlive the session; Retire() (session end) frees the cache
+// and makes later Frees return blocks to CUDA at once.
 #pragma once
 
 #include <map>
@@ -22,6 +24,7 @@ class CudaArena final : public Allocator {
   void Free(void* p) override;
   const MemoryInfo& Info() const override { return info_; }
   void Trim() override;
+  void Retire();
 
  private:
   size_t Round(size_t bytes) const;
@@ -33,10 +36,8 @@ class CudaArena final : public Allocator {
   std::map<size_t, std::vector<void*>> cache_;  // size -> idle blocks
   std::unordered_map<void*, size_t> size_of_;   // every block held, in use or idle
   size_t held_ = 0;
+  bool retired_ = false;
 };
-
-// The arena for these settings (created on first use).
-CudaArena* GetCudaArena(int device_id, size_t limit, int extend_strategy);
 
 }  // namespace cuda
 }  // namespace onyx

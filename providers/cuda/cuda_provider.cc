@@ -32,6 +32,7 @@ class CudaProvider final : public ExecutionProvider {
     if (env_.stream) cudaStreamSynchronize(env_.stream);
     if (env_.cublas) env_.blas->cublasDestroy_v2(env_.cublas);
     if (own_stream_ && env_.stream) cudaStreamDestroy(env_.stream);
+    if (arena_) arena_->Retire();
     if (staging_) cudaFreeHost(staging_);
     if (staging_done_) cudaEventDestroy(staging_done_);
   }
@@ -54,7 +55,8 @@ class CudaProvider final : public ExecutionProvider {
     ONYX_RETURN_IF_ERROR(CublasStatus(
         env_.blas->cublasSetMathMode(env_.cublas, options_.use_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
         "cublasSetMathMode"));
-    env_.alloc = GetCudaArena(env_.device_id, options_.gpu_mem_limit, options_.arena_extend_strategy);
+    arena_ = new CudaArena(env_.device_id, options_.gpu_mem_limit, options_.arena_extend_strategy);
+    env_.alloc = arena_;
     for (const CudaKernelDef& cd : StaticCudaKernelDefs()) {
       KernelDef d = cd.def;
       const CudaEnv* env = &env_;
@@ -128,6 +130,12 @@ class CudaProvider final : public ExecutionProvider {
     return Status::OK();
   }
 
+  Status OnRunStart() const override {
+    // Kernels launch on the running thread: its current device must be ours.
+    ONYX_CUDA_RETURN_IF_ERROR(cudaSetDevice(env_.device_id));
+    return Status::OK();
+  }
+
   Status Synchronize() const override {
     ONYX_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(env_.stream));
     return Status::OK();
@@ -146,6 +154,7 @@ class CudaProvider final : public ExecutionProvider {
   CudaProviderOptions options_;
   CudaEnv env_;
   bool own_stream_ = false;
+  CudaArena* arena_ = nullptr;  // never deleted (see CudaArena)
   KernelRegistry registry_;
   std::map<const KernelDef*, std::pair<std::vector<int>, std::vector<int>>> host_io_;
   mutable std::mutex staging_mu_;

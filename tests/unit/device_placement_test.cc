@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <map>
 
 #include "core/session/session.h"
 #include "onnx-ml.pb.h"
@@ -60,11 +61,16 @@ class FakeDeviceProvider final : public ExecutionProvider {
   FakeDeviceProvider(std::shared_ptr<Counters> counters) : counters_(std::move(counters)) {
     const KernelRegistry& cpu = cpu_->Kernels();
     for (const KernelDef* d : cpu.Defs()) {
-      if (d->domain != "" || (d->op_type != "Add" && d->op_type != "Relu" && d->op_type != "Reshape")) continue;
+      if (d->domain != "" || (d->op_type != "Add" && d->op_type != "Relu" && d->op_type != "Reshape" &&
+                              d->op_type != "Cast"))
+        continue;
       KernelDef def = *d;
       std::vector<int> host = d->op_type == "Reshape" ? std::vector<int>{1} : std::vector<int>{};
       KernelCreateFn inner = d->create;
       def.create = [inner, host](const KernelInfo& info, std::unique_ptr<OpKernel>* out) {
+        // Declines a value it "lacks", as a CUDA kernel may: the CPU takes the node.
+        if (info.node().op_type == "Cast" && info.AttrInt("to", 0) == 11)
+          return MakeError(ErrorCode::kNotImplemented, "fake device: no Cast to double");
         std::unique_ptr<OpKernel> k;
         ONYX_RETURN_IF_ERROR(inner(info, &k));
         *out = std::make_unique<CheckedKernel>(std::move(k), host);
@@ -249,6 +255,57 @@ TEST(DevicePlacement, HostOnlySessionRefusesDeviceFeed) {
   EXPECT_NE(st.message().find("input 'X' is in Cuda memory"), std::string::npos) << st.message();
   // The session stays usable.
   EXPECT_EQ(RunX(*cpu, {1, 1, 1, 1, 1, 1}).size(), 2u);
+}
+
+// X -> Relu (device) -> Cast to double (declined: CPU) -> Y;
+// Shape(X) (CPU: no fake kernel) -> Add(int64 constant) (host integers: CPU) -> S.
+TEST(DevicePlacement, DeclinedKernelsAndHostShapeArithmeticRunOnTheCpu) {
+  RegisterFake();
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("declined");
+  AddFloatValue(g->mutable_input(), "X", {2, 3});
+  auto* y = g->add_output();
+  y->set_name("Y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(11);
+  auto* s_out = g->add_output();
+  s_out->set_name("S");
+  s_out->mutable_type()->mutable_tensor_type()->set_elem_type(7);
+  auto* one = g->add_initializer();
+  one->set_name("one");
+  one->set_data_type(7);
+  one->add_dims(1);
+  one->add_int64_data(1);
+  AddNode(g, "Relu", {"X"}, {"R"});
+  AddNode(g, "Cast", {"R"}, {"Y"});
+  g->mutable_node(1)->add_attribute()->CopyFrom(onnx::AttributeProto());
+  auto* to = g->mutable_node(1)->mutable_attribute(0);
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(11);
+  AddNode(g, "Shape", {"X"}, {"shape"});
+  AddNode(g, "Add", {"shape", "one"}, {"S"});
+  SessionOptions o;
+  o.graph_optimization_level = 0;
+  o.providers.push_back({kFakeName, {}});
+  std::string bytes = m.SerializeAsString();
+  std::unique_ptr<Session> sess;
+  Status st = Session::CreateFromBytes(o, bytes.data(), bytes.size(), &sess);
+  ASSERT_TRUE(st.ok()) << st.message();
+  std::map<std::string, std::string> where;
+  for (const auto& a : sess->NodeAssignments()) where[a.second->op_type] = *a.first;
+  EXPECT_EQ(where["Relu"], kFakeName);
+  EXPECT_EQ(where["Cast"], kCpuProviderName);
+  EXPECT_EQ(where["Shape"], kCpuProviderName);
+  EXPECT_EQ(where["Add"], kCpuProviderName);
+  auto out = RunX(*sess, {-1, 2, -3, 4, -5, 6});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].tensor().data<double>()[1], 2.0);
+  EXPECT_EQ(out[0].tensor().data<double>()[2], 0.0);
+  EXPECT_EQ(out[1].tensor().data<int64_t>()[0], 3);
+  EXPECT_EQ(out[1].tensor().data<int64_t>()[1], 4);
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ class MatMul final : public CudaKernel {
     if (!b_vec) out.push_back(n);
     Tensor* y = ctx.Output(0, out, a->type());
     const int64_t nb = ShapeSize(batch), na = ShapeSize(batch_a), nbb = ShapeSize(batch_b);
-    if (nbb == 1 && !b_vec) {
+    if (nbb == 1) {
       // One B for all: the batch folds into A's rows, one GEMM.
       return Gemm(env_, a->type(), false, false, m * na, n, k, 1.f, a->raw(), 0, b->raw(), 0, 0.f, y->raw(), 0, 1);
     }

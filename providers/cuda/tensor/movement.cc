@@ -114,7 +114,7 @@ class Slice final : public CudaKernel {
         e = e < 0 ? 0 : (e > dim ? dim : e);
         out[a] = e > s ? (e - s + step - 1) / step : 0;
       } else {
-        s = s < 0 ? -1 : (s > dim - 1 ? dim - 1 : s);
+        s = s < 0 ? 0 : (s > dim - 1 ? dim - 1 : s);
         e = e < -1 ? -1 : (e > dim - 1 ? dim - 1 : e);
         out[a] = s > e ? (s - e - step - 1) / -step : 0;
       }
