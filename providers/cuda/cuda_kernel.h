@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "providers/cuda/cuda_common.h"
@@ -20,6 +21,12 @@ struct CudaEnv {
   const Cublas* blas = nullptr;
   bool use_tf32 = false;
   int device_id = 0;
+  // cuDNN, when it loaded (null otherwise; cudnn_error says why): kernels
+  // that need it decline at creation then, and the CPU runs their nodes.
+  cudnnHandle_t cudnn = nullptr;
+  const Cudnn* dnn = nullptr;
+  std::string cudnn_error;
+  int conv_algo_search = 0;  // CudaProviderOptions::cudnn_conv_algo_search
   Allocator* alloc = nullptr;  // device arena (kernel scratch)
 };
 

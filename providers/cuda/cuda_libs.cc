@@ -74,7 +74,38 @@ Status Load(Cublas* c) {
   return Status::OK();
 }
 
+Status LoadCudnn(Cudnn* c) {
+  std::string path, tried;
+  void* h = OpenFirst({"libcudnn.so.9"}, &path, &tried);
+  if (!h)
+    return MakeError(ErrorCode::kEpFail, "cannot load cuDNN (libcudnn.so.9); set ONYX_CUDA_LIB_DIRS to its folder. "
+                     "Tried:", tried);
+  c->path = path;
+#define ONYX_CUDNN_RESOLVE(name)                                                                        \
+  c->name = reinterpret_cast<decltype(c->name)>(dlsym(h, #name));                                        \
+  if (!c->name)                                                                                          \
+    return MakeError(ErrorCode::kEpFail, "cuDNN at ", path, " has no function " #name " (not cuDNN 9?)");
+  ONYX_CUDNN_FUNCTIONS(ONYX_CUDNN_RESOLVE)
+#undef ONYX_CUDNN_RESOLVE
+  return Status::OK();
+}
+
 }  // namespace
+
+Status GetCudnn(const Cudnn** out) {
+  static Cudnn* lib = new Cudnn();
+  static const Status* loaded = new Status(LoadCudnn(lib));
+  if (!loaded->ok()) return *loaded;
+  *out = lib;
+  return Status::OK();
+}
+
+Status CudnnStatus(cudnnStatus_t s, const char* what) {
+  if (s == CUDNN_STATUS_SUCCESS) return Status::OK();
+  const Cudnn* c = nullptr;
+  const char* text = GetCudnn(&c).ok() ? c->cudnnGetErrorString(s) : "";
+  return MakeError(ErrorCode::kEpFail, "cuDNN error in ", what, ": ", static_cast<int>(s), " ", text);
+}
 
 Status GetCublas(const Cublas** out) {
   static Cublas* lib = new Cublas();

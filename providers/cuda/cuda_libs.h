@@ -1,9 +1,10 @@
-// cuBLAS, opened at run time by soname instead of linked: the same provider
-// library then runs with the CUDA toolkit's copy (/usr/local/cuda) or the
-// nvidia-* pip packages' (torch's site-packages), CUDA 13 or 12 builds.
+// cuBLAS and cuDNN, opened at run time by soname instead of linked: the same
+// provider library then runs with the CUDA toolkit's copies (/usr/local/cuda)
+// or the nvidia-* pip packages' (torch's site-packages), CUDA 13 or 12 builds.
 #pragma once
 
 #include <cublas_v2.h>
+#include <cudnn.h>
 
 #include <string>
 
@@ -41,6 +42,45 @@ struct Cublas {
 #undef ONYX_CUBLAS_POINTER
   std::string path;  // the file it was loaded from
 };
+
+#define ONYX_CUDNN_FUNCTIONS(X)               \
+  X(cudnnGetVersion)                           \
+  X(cudnnGetErrorString)                       \
+  X(cudnnCreate)                               \
+  X(cudnnDestroy)                              \
+  X(cudnnSetStream)                            \
+  X(cudnnCreateTensorDescriptor)               \
+  X(cudnnSetTensorNdDescriptor)                \
+  X(cudnnDestroyTensorDescriptor)              \
+  X(cudnnCreateFilterDescriptor)               \
+  X(cudnnSetFilterNdDescriptor)                \
+  X(cudnnDestroyFilterDescriptor)              \
+  X(cudnnCreateConvolutionDescriptor)          \
+  X(cudnnSetConvolutionNdDescriptor)           \
+  X(cudnnSetConvolutionGroupCount)             \
+  X(cudnnSetConvolutionMathType)               \
+  X(cudnnDestroyConvolutionDescriptor)         \
+  X(cudnnGetConvolutionForwardAlgorithm_v7)    \
+  X(cudnnFindConvolutionForwardAlgorithmEx)    \
+  X(cudnnGetConvolutionForwardWorkspaceSize)   \
+  X(cudnnConvolutionForward)                   \
+  X(cudnnAddTensor)                            \
+  X(cudnnCreatePoolingDescriptor)              \
+  X(cudnnSetPoolingNdDescriptor)               \
+  X(cudnnPoolingForward)                       \
+  X(cudnnDestroyPoolingDescriptor)
+
+struct Cudnn {
+#define ONYX_CUDNN_POINTER(name) decltype(&::name) name = nullptr;
+  ONYX_CUDNN_FUNCTIONS(ONYX_CUDNN_POINTER)
+#undef ONYX_CUDNN_POINTER
+  std::string path;
+};
+
+// Loads cuDNN 9 (libcudnn.so.9, which opens its sub-libraries from its own
+// folder) once per process, searching as GetCublas.
+Status GetCudnn(const Cudnn** out);
+Status CudnnStatus(cudnnStatus_t s, const char* what);
 
 // Loads cuBLAS once per process. Looks, in order, in the folders of
 // ONYX_CUDA_LIB_DIRS (':'-separated), the dynamic loader's own search (its

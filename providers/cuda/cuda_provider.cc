@@ -31,6 +31,7 @@ class CudaProvider final : public ExecutionProvider {
     cudaSetDevice(env_.device_id);
     if (env_.stream) cudaStreamSynchronize(env_.stream);
     if (env_.cublas) env_.blas->cublasDestroy_v2(env_.cublas);
+    if (env_.cudnn) env_.dnn->cudnnDestroy(env_.cudnn);
     if (own_stream_ && env_.stream) cudaStreamDestroy(env_.stream);
     if (arena_) arena_->Retire();
     if (staging_) cudaFreeHost(staging_);
@@ -57,6 +58,16 @@ class CudaProvider final : public ExecutionProvider {
         "cublasSetMathMode"));
     arena_ = new CudaArena(env_.device_id, options_.gpu_mem_limit, options_.arena_extend_strategy);
     env_.alloc = arena_;
+    env_.conv_algo_search = options_.cudnn_conv_algo_search;
+    Status dnn = GetCudnn(&env_.dnn);
+    if (dnn.ok()) dnn = CudnnStatus(env_.dnn->cudnnCreate(&env_.cudnn), "cudnnCreate");
+    if (dnn.ok()) dnn = CudnnStatus(env_.dnn->cudnnSetStream(env_.cudnn, env_.stream), "cudnnSetStream");
+    if (!dnn.ok()) {
+      if (env_.cudnn) env_.dnn->cudnnDestroy(env_.cudnn);
+      env_.cudnn = nullptr;
+      env_.dnn = nullptr;
+      env_.cudnn_error = dnn.message();
+    }
     for (const CudaKernelDef& cd : StaticCudaKernelDefs()) {
       KernelDef d = cd.def;
       const CudaEnv* env = &env_;

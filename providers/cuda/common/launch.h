@@ -63,3 +63,15 @@ Status LaunchReduceMean(ElemType t, int64_t outer, int64_t r, int64_t inner, con
 
 }  // namespace cuda
 }  // namespace onyx
+
+namespace onyx {
+namespace cuda {
+
+// Inference BatchNormalization of x viewed as [n, c, spatial]: per channel,
+// y = (x - mean) / sqrt(var + epsilon) * scale + bias (all of x's type).
+Status LaunchBatchNorm(ElemType t, int64_t n, int64_t c, int64_t spatial, float epsilon, const void* x,
+                       const void* scale, const void* bias, const void* mean, const void* var, void* y,
+                       cudaStream_t s);
+
+}  // namespace cuda
+}  // namespace onyx

@@ -223,6 +223,18 @@ __global__ void ReduceMeanKernel(int64_t outer, int64_t r, int64_t inner, const 
   }
 }
 
+template <typename T>
+__global__ void BatchNormKernel(int64_t total, int64_t c, int64_t spatial, float eps, const T* x, const T* scale,
+                                const T* bias, const T* mean, const T* var, T* y) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t ch = (i / spatial) % c;
+    const float inv = rsqrtf(static_cast<float>(Load(var[ch])) + eps) * static_cast<float>(Load(scale[ch]));
+    const float v = (static_cast<float>(Load(x[i])) - static_cast<float>(Load(mean[ch]))) * inv +
+                    static_cast<float>(Load(bias[ch]));
+    y[i] = Store<T>(static_cast<typename Acc<T>::type>(v));
+  }
+}
+
 // Calls f(T{}) for the CUDA type of `t` among float, double, half, bfloat16,
 // int32, int64; false when `t` is none of them.
 template <typename F>
@@ -446,6 +458,21 @@ Status LaunchReduceMean(ElemType t, int64_t outer, int64_t r, int64_t inner, con
       }))
     return Unsupported("ReduceMean", t);
   return CudaStatus(cudaGetLastError(), "ReduceMean kernel");
+}
+
+Status LaunchBatchNorm(ElemType t, int64_t n, int64_t c, int64_t spatial, float epsilon, const void* x,
+                       const void* scale, const void* bias, const void* mean, const void* var, void* y,
+                       cudaStream_t s) {
+  const int64_t total = n * c * spatial;
+  if (total == 0) return Status::OK();
+  if (!DispatchFloat(t, [&](auto v) {
+        using T = decltype(v);
+        BatchNormKernel<T><<<Blocks(total), kThreads, 0, s>>>(
+            total, c, spatial, epsilon, static_cast<const T*>(x), static_cast<const T*>(scale),
+            static_cast<const T*>(bias), static_cast<const T*>(mean), static_cast<const T*>(var), static_cast<T*>(y));
+      }))
+    return Unsupported("BatchNormalization", t);
+  return CudaStatus(cudaGetLastError(), "BatchNormalization kernel");
 }
 
 }  // namespace cuda

@@ -96,3 +96,52 @@ ONYX_REGISTER_CUDA_KERNEL(LayerNorm, "", "LayerNormalization", 17, kMaxVersion, 
 
 }  // namespace cuda
 }  // namespace onyx
+
+namespace onyx {
+namespace cuda {
+namespace {
+
+// Inference BatchNormalization (training_mode 0, one output); the
+// statistics must have X's element type (else the CPU runs it).
+class BatchNorm final : public CudaKernel {
+ public:
+  using CudaKernel::CudaKernel;
+  Status Init(const KernelInfo& info) {
+    epsilon_ = info.AttrFloat("epsilon", 1e-5f);
+    if (info.AttrInt("training_mode", 0) != 0 || info.node().outputs.size() > 1)
+      return MakeError(ErrorCode::kNotImplemented, "BatchNormalization in training mode runs on the CPU");
+    for (int i = 1; i < 5; ++i)
+      if (info.InputType(i).kind == TypeInfo::Kind::kTensor && info.InputType(i).elem != info.InputType(0).elem)
+        return MakeError(ErrorCode::kNotImplemented, "BatchNormalization with statistics of another type runs on the CPU");
+    return Status::OK();
+  }
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor *x, *scale, *bias, *mean, *var;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &scale));
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(2, &bias));
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(3, &mean));
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(4, &var));
+    ONYX_CHECK_ARG(x->rank() >= 2, "BatchNormalization input X ", ShapeToString(x->dims()), " needs a channel dimension");
+    const int64_t c = x->dims()[1];
+    for (const Tensor* t : {scale, bias, mean, var})
+      ONYX_CHECK_ARG(t->size() == c && t->type() == x->type(), "BatchNormalization: scale, B, mean and var must have ",
+                     c, " values of X's type; got ", ElemTypeName(t->type()), ShapeToString(t->dims()));
+    int64_t spatial = 1;
+    for (size_t i = 2; i < x->rank(); ++i) spatial *= x->dims()[i];
+    Tensor* y = ctx.Output(0, x->dims(), x->type());
+    return LaunchBatchNorm(x->type(), x->dims()[0], c, spatial, epsilon_, x->raw(), scale->raw(), bias->raw(),
+                           mean->raw(), var->raw(), y->raw(), stream());
+  }
+
+ private:
+  float epsilon_ = 1e-5f;
+};
+
+}  // namespace
+
+ONYX_REGISTER_CUDA_KERNEL(BatchNorm, "", "BatchNormalization", 9, kMaxVersion,
+                          {ElemType::kFloat, ElemType::kFloat16, ElemType::kBFloat16});
+
+}  // namespace cuda
+}  // namespace onyx
