@@ -2,6 +2,7 @@
 
 #include "capi/src/api_table.h"
 #include "capi/src/handles.h"
+#include "core/session/providers_query.h"
 
 namespace onyx {
 namespace capi {
@@ -154,6 +155,15 @@ Status CheckBorrowed(const OnyxMemoryInfo* info, void* data, size_t data_bytes, 
                      int type, Dims* dims) {
   ONYX_CHECK_ARG(info != nullptr, "memory info must not be NULL");
   ONYX_RETURN_IF_ERROR(CheckTensorArg(data, data_bytes, shape, rank, type, dims));
+  if (info->info.device == DeviceType::kCuda) {
+    // Caller-owned CUDA memory (a torch tensor's data_ptr): what sessions with
+    // CUDAExecutionProvider read and write in place. Refused, with the reason,
+    // where CUDA is not usable.
+    Status cuda = CheckProviderName("CUDAExecutionProvider");
+    if (!cuda.ok())
+      return MakeError(ErrorCode::kInvalidArgument, "memory on device 'Cuda' cannot be used here: ", cuda.message());
+    return Status::OK();
+  }
   ONYX_CHECK_ARG(info->info.device == DeviceType::kCpu, "memory on device '", info->info.name,
                  "' is not supported by this build");
   return Status::OK();

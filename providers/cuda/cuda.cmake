@@ -59,6 +59,8 @@ if(ONYX_USE_CUDA)
     -Wl,--version-script=${CMAKE_SOURCE_DIR}/providers/cuda/provider.map -Wl,--no-undefined)
   set_target_properties(onyxruntime_providers_cuda PROPERTIES
     CUDA_SEPARABLE_COMPILATION OFF CUDA_RUNTIME_LIBRARY Static
+    # cuBLAS/cuDNN placed beside it are found too (dlopen reads the caller's RUNPATH).
+    BUILD_RPATH "\$ORIGIN" INSTALL_RPATH "\$ORIGIN"
     LINK_DEPENDS ${CMAKE_SOURCE_DIR}/providers/cuda/provider.map)
   set(ONYX_CUDA_TARGET onyxruntime_providers_cuda)
   set(ONYX_CUDA_COPY COMMAND ${CMAKE_COMMAND} -E copy $<TARGET_FILE:onyxruntime_providers_cuda> ${PY_STAGE}/)

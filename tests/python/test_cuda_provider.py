@@ -183,3 +183,46 @@ def test_gpu_iobinding_cpu_round_trip():
     binding.bind_output("Y")
     sess.run_with_iobinding(binding)
     np.testing.assert_allclose(binding.copy_outputs_to_cpu()[0], want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.skipif(CUDA, reason="this machine has a CUDA device")
+def test_without_gpu_device_pointers_are_refused_naming_why():
+    sess = rt.InferenceSession(_model(), providers=["CPUExecutionProvider"])
+    binding = sess.io_binding()
+    with pytest.raises(RuntimeError, match="'cuda': CUDA is not available here"):
+        binding.bind_input("X", "cuda", 0, np.float32, [2, 4], 1 << 20)
+    with pytest.raises(RuntimeError, match="'cuda': CUDA is not available here"):
+        binding.bind_output("Y", "cuda", 0, np.float32, [2, 3], 1 << 20)
+
+
+def _torch_cuda():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+@needs_gpu
+def test_gpu_iobinding_torch_device_buffers_in_and_out():
+    torch = _torch_cuda()
+    if torch is None:
+        pytest.skip("torch with CUDA is not installed")
+    x = torch.randn(2, 4, device="cuda", dtype=torch.float32)
+    y = torch.empty(2, 3, device="cuda", dtype=torch.float32)
+    sess = _cuda_session(_model())
+    binding = sess.io_binding()
+    binding.bind_input("X", "cuda", 0, np.float32, [2, 4], x.data_ptr())
+    binding.bind_output("Y", "cuda", 0, np.float32, [2, 3], y.data_ptr())
+    sess.run_with_iobinding(binding)
+    want = rt.InferenceSession(_model(), providers=["CPUExecutionProvider"]).run(None, {"X": x.cpu().numpy()})[0]
+    np.testing.assert_allclose(y.cpu().numpy(), want, rtol=1e-3, atol=1e-3)
+    out = binding.get_outputs()[0]
+    assert out.device_name() == "cuda"
+    with pytest.raises(RuntimeError, match="cuda memory, which the host cannot read"):
+        out.numpy()
+    # A device input with an output bound to the CPU: the session copies it out.
+    binding.bind_output("Y", "cpu")
+    sess.run_with_iobinding(binding)
+    np.testing.assert_allclose(binding.copy_outputs_to_cpu()[0], want, rtol=1e-3, atol=1e-3)
+

@@ -33,6 +33,23 @@ _VALUE_KIND_OPTIONAL = 4
 _VALUE_KIND_SPARSE = 5
 
 
+def tensor_device(value):
+    """Lower-case name of the memory holding tensor `value` ('cpu', 'cuda')."""
+    info = ffi.new("const OnyxMemoryInfo**")
+    check(api.ValueGetTensorMemoryInfo(value, info))
+    name = ffi.new("const char**")
+    check(api.MemoryInfoGetName(info[0], name))
+    return (to_str(name[0]) or "cpu").lower()
+
+
+def check_host_memory(what, value):
+    """Raises when tensor `value` is in device memory, which the host cannot read."""
+    device = tensor_device(value)
+    if device != "cpu":
+        raise RuntimeError("%s: the tensor is in %s memory, which the host cannot read; copy it to the host with "
+                           "the library that owns it (e.g. torch), or bind the output to 'cpu'" % (what, device))
+
+
 def _check_device(device_type, device_id):
     if not isinstance(device_type, str):
         raise TypeError("device_type must be a str such as 'cpu', got %r" % (device_type,))
@@ -397,14 +414,10 @@ class OrtValue(_values.ValueHolder):
         return to_str(text[0])
 
     def device_name(self):
-        """The device holding the data, in lower case: 'cpu'."""
+        """The device holding the data, in lower case: 'cpu' or 'cuda'."""
         if self._kind() == _VALUE_KIND_SPARSE:
             return "cpu"
-        info = ffi.new("const OnyxMemoryInfo**")
-        check(api.ValueGetTensorMemoryInfo(self._value, info))
-        name = ffi.new("const char**")
-        check(api.MemoryInfoGetName(info[0], name))
-        return (to_str(name[0]) or "cpu").lower()
+        return tensor_device(self._value)
 
     def data_ptr(self):
         """Address of the first element (0 for an empty tensor, as
@@ -432,6 +445,7 @@ class OrtValue(_values.ValueHolder):
                                      % self.data_type(), RuntimeError)
         if 0 in shape:
             return np.empty(shape, dtype=dtype)
+        check_host_memory("numpy", self._value)
         if elem in _values.PACKED_CODES:
             # Packed several per byte in memory: numpy gets an unpacked copy.
             return _values.output_array("OrtValue", self._value)
