@@ -74,6 +74,28 @@ CudaKernelDef MakeCudaKernelDef(const char* domain, const char* op, int since, i
   return d;
 }
 
+// `axis` counted from the end when negative, checked against `rank` (one
+// more allowed with `inclusive`, as Flatten's).
+inline Status NormalizeAxis(int64_t axis, int64_t rank, bool inclusive, int64_t* out) {
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  ONYX_CHECK_ARG(a >= 0 && (a < rank || (inclusive && a == rank)), "axis ", axis, " is out of range for rank ", rank);
+  *out = a;
+  return Status::OK();
+}
+
+// Element types of the registrations (input 0), shared by the kernel files.
+inline std::vector<ElemType> FloatTypes() { return {ElemType::kFloat, ElemType::kFloat16, ElemType::kBFloat16}; }
+inline std::vector<ElemType> ArithTypes() {
+  return {ElemType::kFloat, ElemType::kFloat16, ElemType::kBFloat16, ElemType::kDouble, ElemType::kInt32,
+          ElemType::kInt64};
+}
+// Every fixed-size type: for kernels that only move data.
+inline std::vector<ElemType> MovableTypes() {
+  return {ElemType::kFloat, ElemType::kFloat16, ElemType::kBFloat16, ElemType::kDouble, ElemType::kInt32,
+          ElemType::kInt64, ElemType::kInt8, ElemType::kUint8, ElemType::kBool, ElemType::kInt16,
+          ElemType::kUint16, ElemType::kUint32, ElemType::kUint64};
+}
+
 struct CudaKernelRegistrar {
   explicit CudaKernelRegistrar(CudaKernelDef def) { StaticCudaKernelDefs().push_back(std::move(def)); }
 };

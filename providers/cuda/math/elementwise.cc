@@ -47,12 +47,6 @@ class UnaryKernel final : public CudaKernel {
   bool tanh_ = false;
 };
 
-std::vector<ElemType> ArithTypes() {
-  return {ElemType::kFloat, ElemType::kFloat16, ElemType::kBFloat16, ElemType::kDouble, ElemType::kInt32,
-          ElemType::kInt64};
-}
-std::vector<ElemType> FloatTypes() { return {ElemType::kFloat, ElemType::kFloat16, ElemType::kBFloat16}; }
-
 using Add = BinaryKernel<BinaryOp::kAdd>;
 using Sub = BinaryKernel<BinaryOp::kSub>;
 using Mul = BinaryKernel<BinaryOp::kMul>;

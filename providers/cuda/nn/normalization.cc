@@ -7,8 +7,6 @@ namespace onyx {
 namespace cuda {
 namespace {
 
-std::vector<ElemType> FloatTypes() { return {ElemType::kFloat, ElemType::kFloat16, ElemType::kBFloat16}; }
-
 int64_t Prod(const Dims& d, size_t from, size_t to) {
   int64_t p = 1;
   for (size_t i = from; i < to; ++i) p *= d[i];
@@ -29,8 +27,8 @@ class SoftmaxKernel final : public CudaKernel {
     const Tensor* x;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
     const int64_t r = static_cast<int64_t>(x->rank());
-    const int64_t axis = axis_ < 0 ? axis_ + r : axis_;
-    ONYX_CHECK_ARG(axis >= 0 && axis < (r == 0 ? 1 : r), "axis ", axis_, " is out of range for rank ", r);
+    int64_t axis = 0;
+    ONYX_RETURN_IF_ERROR(NormalizeAxis(axis_, r == 0 ? 1 : r, false, &axis));
     const Dims& d = x->dims();
     Tensor* y = ctx.Output(0, d, x->type());
     if (r == 0) return LaunchSoftmax(x->type(), 1, 1, 1, kLog, x->raw(), y->raw(), stream());
@@ -60,8 +58,8 @@ class LayerNorm final : public CudaKernel {
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &scale));
     const Tensor* bias = ctx.Input(2);
     const int64_t r = static_cast<int64_t>(x->rank());
-    const int64_t axis = axis_ < 0 ? axis_ + r : axis_;
-    ONYX_CHECK_ARG(axis >= 0 && axis < r, "axis ", axis_, " is out of range for rank ", r);
+    int64_t axis = 0;
+    ONYX_RETURN_IF_ERROR(NormalizeAxis(axis_, r, false, &axis));
     const Dims& d = x->dims();
     const int64_t rows = Prod(d, 0, static_cast<size_t>(axis)), cols = Prod(d, static_cast<size_t>(axis), d.size());
     ONYX_CHECK_ARG(scale->size() == cols && scale->type() == x->type(), "Scale ", ShapeToString(scale->dims()),

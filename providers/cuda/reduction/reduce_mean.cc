@@ -53,8 +53,6 @@ class ReduceMean final : public CudaKernel {
   bool keepdims_ = true, noop_empty_ = false;
 };
 
-std::vector<ElemType> FloatTypes() { return {ElemType::kFloat, ElemType::kFloat16, ElemType::kBFloat16}; }
-
 }  // namespace
 
 ONYX_REGISTER_CUDA_KERNEL(ReduceMean, "", "ReduceMean", 1, 17, FloatTypes());

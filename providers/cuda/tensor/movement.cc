@@ -144,8 +144,9 @@ class Gather final : public CudaKernel {
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &idx));
     ONYX_CHECK_ARG(idx->type() == ElemType::kInt64 || idx->type() == ElemType::kInt32,
                    "indices must be int32 or int64, got ", ElemTypeName(idx->type()));
-    const int64_t r = static_cast<int64_t>(x->rank()), axis = axis_ < 0 ? axis_ + r : axis_;
-    ONYX_CHECK_ARG(axis >= 0 && axis < r, "axis ", axis_, " is out of range for rank ", r);
+    const int64_t r = static_cast<int64_t>(x->rank());
+    int64_t axis = 0;
+    ONYX_RETURN_IF_ERROR(NormalizeAxis(axis_, r, false, &axis));
     Dims out(x->dims().begin(), x->dims().begin() + axis);
     out.insert(out.end(), idx->dims().begin(), idx->dims().end());
     out.insert(out.end(), x->dims().begin() + axis + 1, x->dims().end());
@@ -171,8 +172,9 @@ class Concat final : public CudaKernel {
   Status Compute(KernelContext& ctx) const override {
     const Tensor* first;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &first));
-    const int64_t r = static_cast<int64_t>(first->rank()), axis = axis_ < 0 ? axis_ + r : axis_;
-    ONYX_CHECK_ARG(axis >= 0 && axis < r, "axis ", axis_, " is out of range for rank ", r);
+    const int64_t r = static_cast<int64_t>(first->rank());
+    int64_t axis = 0;
+    ONYX_RETURN_IF_ERROR(NormalizeAxis(axis_, r, false, &axis));
     Dims out = first->dims();
     out[axis] = 0;
     for (int i = 0; i < ctx.InputCount(); ++i) {
@@ -252,11 +254,6 @@ class Cast final : public CudaKernel {
   ElemType to_ = ElemType::kUndefined;
 };
 
-std::vector<ElemType> MovableTypes() {
-  return {ElemType::kFloat, ElemType::kFloat16, ElemType::kBFloat16, ElemType::kDouble, ElemType::kInt32,
-          ElemType::kInt64, ElemType::kInt8, ElemType::kUint8, ElemType::kBool, ElemType::kInt16,
-          ElemType::kUint16, ElemType::kUint32, ElemType::kUint64};
-}
 std::vector<ElemType> CastTypes() {
   return {ElemType::kFloat, ElemType::kFloat16, ElemType::kDouble, ElemType::kInt32, ElemType::kInt64,
           ElemType::kInt8, ElemType::kUint8, ElemType::kBool};

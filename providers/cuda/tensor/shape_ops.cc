@@ -79,8 +79,8 @@ class Flatten final : public CudaKernel {
   Status Compute(KernelContext& ctx) const override {
     const Tensor* x;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
-    const int64_t r = static_cast<int64_t>(x->rank()), axis = axis_ < 0 ? axis_ + r : axis_;
-    ONYX_CHECK_ARG(axis >= 0 && axis <= r, "axis ", axis_, " is out of range for rank ", r);
+    int64_t axis = 0;
+    ONYX_RETURN_IF_ERROR(NormalizeAxis(axis_, static_cast<int64_t>(x->rank()), true, &axis));
     int64_t outer = 1;
     for (int64_t i = 0; i < axis; ++i) outer *= x->dims()[i];
     return CopyAs(*x, {outer, outer == 0 ? 0 : x->size() / outer}, ctx, stream());
@@ -90,13 +90,22 @@ class Flatten final : public CudaKernel {
   int64_t axis_ = 1;
 };
 
-class Squeeze final : public CudaKernel {
+// Squeeze and Unsqueeze: axes from the attribute (before opset 13) or input 1.
+class AxesKernel : public CudaKernel {
  public:
   using CudaKernel::CudaKernel;
   Status Init(const KernelInfo& info) {
     axes_ = info.AttrInts("axes");
     return Status::OK();
   }
+
+ protected:
+  std::vector<int64_t> axes_;
+};
+
+class Squeeze final : public AxesKernel {
+ public:
+  using AxesKernel::AxesKernel;
   Status Compute(KernelContext& ctx) const override {
     const Tensor* x;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
@@ -112,18 +121,11 @@ class Squeeze final : public CudaKernel {
     }
     return CopyAs(*x, dims, ctx, stream());
   }
-
- private:
-  std::vector<int64_t> axes_;
 };
 
-class Unsqueeze final : public CudaKernel {
+class Unsqueeze final : public AxesKernel {
  public:
-  using CudaKernel::CudaKernel;
-  Status Init(const KernelInfo& info) {
-    axes_ = info.AttrInts("axes");
-    return Status::OK();
-  }
+  using AxesKernel::AxesKernel;
   Status Compute(KernelContext& ctx) const override {
     const Tensor* x;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
@@ -142,9 +144,6 @@ class Unsqueeze final : public CudaKernel {
       else d = 1;
     return CopyAs(*x, dims, ctx, stream());
   }
-
- private:
-  std::vector<int64_t> axes_;
 };
 
 class Identity final : public CudaKernel {
@@ -179,12 +178,6 @@ class Shape final : public CudaKernel {
  private:
   int64_t start_ = 0, end_ = INT64_MAX;
 };
-
-std::vector<ElemType> MovableTypes() {
-  return {ElemType::kFloat, ElemType::kFloat16, ElemType::kBFloat16, ElemType::kDouble, ElemType::kInt32,
-          ElemType::kInt64, ElemType::kInt8, ElemType::kUint8, ElemType::kBool, ElemType::kInt16,
-          ElemType::kUint16, ElemType::kUint32, ElemType::kUint64};
-}
 
 }  // namespace
 
