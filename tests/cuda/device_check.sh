@@ -38,6 +38,10 @@ rc=0
 echo "== pytest tests/python/test_cuda_provider.py"
 "$PY" -m pytest "$ROOT/tests/python/test_cuda_provider.py" -q -p no:cacheprovider -rs 2>&1 | tee "$LOGS/pytest.txt" | tail -30
 [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+echo "== ONNX backend suite on CUDA (ONYX_CONFORMANCE_DEVICE=CUDA; CPU's expected failures)"
+ONYX_CONFORMANCE_DEVICE=CUDA timeout 900 "$PY" -m pytest "$ROOT/tests/conformance" -q -p no:cacheprovider \
+  -o xfail_strict=false 2>&1 | tee "$LOGS/conformance_cuda.txt" | grep -E "^conformance:|passed|failed" | tail -3
+grep -E "^FAILED" "$LOGS/conformance_cuda.txt" | head -40
 echo "== benchmark (onyx CUDA vs onnxruntime CUDA vs torch)"
 PYTHONPATH="$ONYX_PYTHONPATH" timeout 300 "$PY" "$ROOT/tests/cuda/bench_cuda.py" 2>&1 | tee "$LOGS/bench.txt" || rc=1
 exit $rc
