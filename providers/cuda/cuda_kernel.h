@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct CudaEnv {
   cudnnHandle_t cudnn = nullptr;
   const Cudnn* dnn = nullptr;
   std::string cudnn_error;
+  // A cuDNN handle must not be used by two threads at once (concurrent runs
+  // of one session): its calls hold this.
+  std::mutex* cudnn_mu = nullptr;
   int conv_algo_search = 0;  // CudaProviderOptions::cudnn_conv_algo_search
   Allocator* alloc = nullptr;  // device arena (kernel scratch)
 };

@@ -59,6 +59,7 @@ class CudaProvider final : public ExecutionProvider {
     arena_ = new CudaArena(env_.device_id, options_.gpu_mem_limit, options_.arena_extend_strategy);
     env_.alloc = arena_;
     env_.conv_algo_search = options_.cudnn_conv_algo_search;
+    env_.cudnn_mu = &cudnn_mu_;
     Status dnn = GetCudnn(&env_.dnn);
     if (dnn.ok()) dnn = CudnnStatus(env_.dnn->cudnnCreate(&env_.cudnn), "cudnnCreate");
     if (dnn.ok()) dnn = CudnnStatus(env_.dnn->cudnnSetStream(env_.cudnn, env_.stream), "cudnnSetStream");
@@ -166,6 +167,7 @@ class CudaProvider final : public ExecutionProvider {
   CudaEnv env_;
   bool own_stream_ = false;
   CudaArena* arena_ = nullptr;  // never deleted (see CudaArena)
+  std::mutex cudnn_mu_;
   KernelRegistry registry_;
   std::map<const KernelDef*, std::pair<std::vector<int>, std::vector<int>>> host_io_;
   mutable std::mutex staging_mu_;

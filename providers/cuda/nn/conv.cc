@@ -76,6 +76,7 @@ class ConvKernel final : public CudaKernel {
                                                                  : CUDNN_FMA_MATH;
     ONYX_RETURN_IF_ERROR(cd.Set(pads, strides, dil, static_cast<int>(attrs_.group),
                                 x->type() == ElemType::kDouble ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT, math));
+    std::lock_guard<std::mutex> dnn_lock(*env_.cudnn_mu);
     Choice choice;
     ONYX_RETURN_IF_ERROR(Choose(*x, *w, xd, wd, cd, yd, y, &choice));
     std::shared_ptr<Tensor> ws;

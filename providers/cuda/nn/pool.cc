@@ -75,6 +75,7 @@ class PoolKernel final : public CudaKernel {
     float one = 1.f, zero = 0.f;
     double one_d = 1.0, zero_d = 0.0;
     const bool dbl = x->type() == ElemType::kDouble;
+    std::lock_guard<std::mutex> dnn_lock(*env_.cudnn_mu);
     return CudnnStatus(dnn->cudnnPoolingForward(env_.cudnn, pd.get(), dbl ? static_cast<const void*>(&one_d) : &one,
                                                 xd.get(), x->raw(), dbl ? static_cast<const void*>(&zero_d) : &zero,
                                                 yd.get(), y->raw()),

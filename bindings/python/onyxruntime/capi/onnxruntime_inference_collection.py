@@ -297,7 +297,11 @@ class InferenceSession:
             self._enable_fallback = False
 
     def _create_session(self, providers, provider_options):
-        available = get_available_providers()
+        # A CPU-only request need not ask about CUDA (which loads its library
+        # and wakes the GPU driver).
+        cpu_only = providers is None or all(
+            (p[0] if isinstance(p, tuple) and p else p) == "CPUExecutionProvider" for p in providers)
+        available = ["CPUExecutionProvider"] if cpu_only else get_available_providers()
         known = set(get_all_providers())
         names, options = _normalize_providers(providers, provider_options, available)
         handle = self._sess_options._clone_handle()
