@@ -125,13 +125,19 @@ Value DeepCopy(const Value& v) {
 
 // Copies a value the run did not write in place (a graph output that is an
 // input or initializer) into the caller's bound buffer.
-Status CopyIntoBound(const std::string& name, const Value& v, Tensor* bound) {
+// `device` (null in host-only sessions) copies when either side is in its memory.
+Status CopyIntoBound(const std::string& name, const Value& v, Tensor* bound, const ExecutionProvider* device) {
   ONYX_CHECK_ARG(v.IsTensor(), "output '", name, "' is bound to a tensor buffer but is not a tensor");
   const Tensor& t = v.tensor();
   ONYX_CHECK_ARG(t.type() == bound->type() && t.dims() == bound->dims(), "output '", name, "' is bound to a ",
                  ElemTypeName(bound->type()), ShapeToString(bound->dims()), " buffer but the model produces ",
                  ElemTypeName(t.type()), ShapeToString(t.dims()));
   if (&t == bound) return Status::OK();
+  if (t.location().device != DeviceType::kCpu || bound->location().device != DeviceType::kCpu) {
+    ONYX_CHECK_ARG(device != nullptr, "output '", name, "' is bound to ", bound->location().name,
+                   " memory but this session runs on the host only");
+    return device->CopyTensor(t, bound);
+  }
   if (t.type() == ElemType::kString) {
     for (int64_t i = 0; i < t.size(); ++i) bound->data<std::string>()[i] = t.data<std::string>()[i];
   } else if (t.bytes() > 0) {
@@ -632,7 +638,10 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
     }
     if (bound_outputs && (*bound_outputs)[i]) {
       const std::shared_ptr<Tensor>& bound = (*bound_outputs)[i];
-      ONYX_RETURN_IF_ERROR(CopyIntoBound(name, v, bound.get()));
+      const ExecutionProvider* device = nullptr;
+      for (const auto& p : providers_)
+        if (!device && p->Device() != DeviceType::kCpu) device = p.get();
+      ONYX_RETURN_IF_ERROR(CopyIntoBound(name, v, bound.get(), device));
       result.emplace_back(bound);
       continue;
     }

@@ -32,7 +32,7 @@ class FakeDeviceAllocator final : public Allocator {
 };
 
 struct Counters {
-  std::atomic<int> to_device{0}, to_host{0}, synchronized{0};
+  std::atomic<int> to_device{0}, to_host{0}, within_device{0}, synchronized{0};
 };
 
 // Runs a CPU kernel after checking where its inputs are.
@@ -89,9 +89,10 @@ class FakeDeviceProvider final : public ExecutionProvider {
   bool InputOnHost(const KernelDef& def, int i) const override { return def.op_type == "Reshape" && i == 1; }
   Status CopyTensor(const Tensor& src, Tensor* dst) const override {
     const bool to_dev = dst->location().device == DeviceType::kCuda;
-    if (to_dev == (src.location().device == DeviceType::kCuda))
-      return MakeError(ErrorCode::kFail, "fake copy within one memory");
-    (to_dev ? counters_->to_device : counters_->to_host)++;
+    const bool from_dev = src.location().device == DeviceType::kCuda;
+    if (!to_dev && !from_dev) return MakeError(ErrorCode::kFail, "fake copy asked to copy host to host");
+    if (to_dev && from_dev) counters_->within_device++;
+    else (to_dev ? counters_->to_device : counters_->to_host)++;
     std::memcpy(dst->raw(), src.raw(), src.bytes());
     return Status::OK();
   }
@@ -255,6 +256,31 @@ TEST(DevicePlacement, HostOnlySessionRefusesDeviceFeed) {
   EXPECT_NE(st.message().find("input 'X' is in Cuda memory"), std::string::npos) << st.message();
   // The session stays usable.
   EXPECT_EQ(RunX(*cpu, {1, 1, 1, 1, 1, 1}).size(), 2u);
+}
+
+TEST(DevicePlacement, BoundDeviceOutputIsWrittenInPlace) {
+  RegisterFake();
+  auto dev = Load({kFakeName, kCpuProviderName});
+  ASSERT_TRUE(dev);
+  FakeDeviceAllocator alloc;
+  auto y = std::make_shared<Tensor>(ElemType::kFloat, Dims{3, 2}, &alloc);
+  auto r = std::make_shared<Tensor>(ElemType::kFloat, Dims{2, 3});  // R bound in host memory
+  Tensor t(ElemType::kFloat, {2, 3});
+  for (int i = 0; i < 6; ++i) t.data<float>()[i] = static_cast<float>(i);
+  Value v(std::move(t));
+  std::vector<Value> out;
+  std::vector<std::shared_ptr<Tensor>> bound = {r, y};
+  const int to_host = g_counters->to_host.load(), within = g_counters->within_device.load();
+  Status st = dev->Run(nullptr, {"X"}, {&v}, {"R", "Y"}, &out, &bound);
+  EXPECT_EQ(g_counters->to_host.load() - to_host, 1);        // R only
+  EXPECT_EQ(g_counters->within_device.load() - within, 1);  // Y: device to device, into the caller's buffer
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(&out[1].tensor(), y.get());  // the caller's device buffer, written there
+  EXPECT_EQ(out[1].tensor().location().device, DeviceType::kCuda);
+  EXPECT_FLOAT_EQ(r->data<float>()[5], 7.f);  // relu(5 + W[2] = 2)
+  auto want = RunX(*Load({kCpuProviderName}), {0, 1, 2, 3, 4, 5});
+  for (int k = 0; k < 6; ++k) EXPECT_FLOAT_EQ(y->data<float>()[k], want[1].tensor().data<float>()[k]);
 }
 
 // X -> Relu (device) -> Cast to double (declined: CPU) -> Y;
