@@ -11,19 +11,15 @@ import numpy as np
 from . import _providers, _values
 from ._ffi import api, check, ffi, new_handle, status_to_exception, to_str
 from ._ortvalue import (_VALUE_KIND_TENSOR, OrtValue, OrtValueVector, _check_device, _element_type_code, _shape_list,
-                        check_host_memory)
+                        device_to_numpy, tensor_device)
 
 
 def _device_memory_info(device_type, device_id):
     """OnyxMemoryInfo for a device name: 'cpu', or 'cuda' where CUDA is usable
     (caller memory at a device address: a torch tensor's data_ptr()); other
     or absent devices fail in _check_device with the reason."""
-    if device_type == "cuda" and _providers.unavailable_reason("CUDAExecutionProvider") is None:
-        if isinstance(device_id, bool) or not isinstance(device_id, (int, np.integer)) or device_id < 0:
-            raise TypeError("device_id must be an int >= 0, got %r" % (device_id,))
-        out = ffi.new("OnyxMemoryInfo**")
-        check(api.MemoryInfoCreate(b"Cuda", 0, int(device_id), 0, out))
-        return ffi.gc(out[0], api.MemoryInfoRelease)
+    if _providers.wants_cuda(device_type):
+        return _providers.cuda_memory_info(int(device_id) if isinstance(device_id, np.integer) else device_id)
     _check_device(device_type, device_id)
     return _values._cpu_memory_info()
 
@@ -198,8 +194,9 @@ class SessionIOBinding:
             if _values.value_kind(value) == 0:
                 raise RuntimeError("copy_outputs_to_cpu: output '%s' has not been produced yet: "
                                    "call run_with_iobinding first" % name)
-            if _values.value_kind(value) == _VALUE_KIND_TENSOR:
-                check_host_memory("copy_outputs_to_cpu: output '%s'" % name, value)
+            if _values.value_kind(value) == _VALUE_KIND_TENSOR and tensor_device(value) != "cpu":
+                result.append(device_to_numpy(value))
+                continue
             result.append(_values.deep_copy(_values.output_object(name, value)))
         return result
 
