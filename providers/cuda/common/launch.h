@@ -32,6 +32,10 @@ Status BroadcastMap(const std::vector<int64_t>& out, const std::vector<std::vect
 Status BroadcastShape(const std::vector<int64_t>& a, const std::vector<int64_t>& b, std::vector<int64_t>* out);
 
 enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPow, kMax, kMin };
+enum class CompareOp { kEqual, kLess, kLessOrEqual, kGreater, kGreaterOrEqual };
+// y (bool) = a <op> b, broadcast by `map`; the arithmetic types of LaunchBinary.
+Status LaunchCompare(CompareOp op, ElemType t, const IndexMap& map, int64_t n, const void* a, const void* b, bool* y,
+                     cudaStream_t s);
 enum class UnaryOp { kRelu, kSigmoid, kTanh, kExp, kLog, kSqrt, kNeg, kAbs, kErf, kGelu, kGeluTanh, kReciprocal };
 
 // Types the arithmetic launchers take (float16 computes in float).

@@ -69,6 +69,20 @@ __global__ void BinaryKernel(BinaryOp op, IndexMap m, int64_t n, bool same, cons
   }
 }
 
+template <typename T>
+__global__ void CompareKernel(CompareOp op, IndexMap m, int64_t n, const T* a, const T* b, bool* y) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const auto x = Load(a[Offset(m, 0, i)]), z = Load(b[Offset(m, 1, i)]);
+    switch (op) {
+      case CompareOp::kEqual: y[i] = x == z; break;
+      case CompareOp::kLess: y[i] = x < z; break;
+      case CompareOp::kLessOrEqual: y[i] = x <= z; break;
+      case CompareOp::kGreater: y[i] = x > z; break;
+      default: y[i] = x >= z; break;
+    }
+  }
+}
+
 __device__ __forceinline__ float Unary(UnaryOp op, float x) {
   switch (op) {
     case UnaryOp::kRelu: return x > 0.f ? x : 0.f;
@@ -341,6 +355,18 @@ Status LaunchBinary(BinaryOp op, ElemType t, const IndexMap& map, int64_t n, con
       }))
     return Unsupported("this operator", t);
   return CudaStatus(cudaGetLastError(), "binary elementwise kernel");
+}
+
+Status LaunchCompare(CompareOp op, ElemType t, const IndexMap& map, int64_t n, const void* a, const void* b, bool* y,
+                     cudaStream_t s) {
+  if (n == 0) return Status::OK();
+  if (!DispatchArith(t, [&](auto v) {
+        using T = decltype(v);
+        CompareKernel<T><<<Blocks(n), kThreads, 0, s>>>(op, map, n, static_cast<const T*>(a), static_cast<const T*>(b),
+                                                        y);
+      }))
+    return Unsupported("this comparison", t);
+  return CudaStatus(cudaGetLastError(), "comparison kernel");
 }
 
 Status LaunchUnary(UnaryOp op, ElemType t, int64_t n, const void* x, void* y, cudaStream_t s) {

@@ -1,5 +1,6 @@
 // Element-wise arithmetic with broadcasting (Add, Sub, Mul, Div, Pow, Max,
-// Min) and activations (Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Erf,
+// Min), comparisons (Equal, Less, LessOrEqual, Greater, GreaterOrEqual) and
+// activations (Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Erf,
 // Reciprocal, Gelu).
 #include "providers/cuda/common/launch.h"
 #include "providers/cuda/cuda_kernel.h"
@@ -24,6 +25,42 @@ class BinaryKernel final : public CudaKernel {
     ONYX_RETURN_IF_ERROR(BroadcastMap(out, {a->dims(), b->dims()}, &map));
     Tensor* y = ctx.Output(0, out, a->type());
     return LaunchBinary(kOp, a->type(), map, y->size(), a->raw(), b->raw(), y->raw(), stream());
+  }
+};
+
+// Pow (opset 12 on lets the exponent's type differ: then the CPU runs it).
+class PowKernel final : public CudaKernel {
+ public:
+  using CudaKernel::CudaKernel;
+  Status Init(const KernelInfo& info) {
+    const TypeInfo &base = info.InputType(0), &exp = info.InputType(1);
+    if (exp.kind != TypeInfo::Kind::kTensor || exp.elem != base.elem)
+      return MakeError(ErrorCode::kNotImplemented, "Pow with an exponent of another type runs on the CPU");
+    return Status::OK();
+  }
+  Status Compute(KernelContext& ctx) const override { return pow_.Compute(ctx); }
+
+ private:
+  BinaryKernel<BinaryOp::kPow> pow_{env_};
+};
+
+// Comparisons: bool output, inputs of one arithmetic type, broadcasting.
+template <CompareOp kOp>
+class CompareKernel final : public CudaKernel {
+ public:
+  using CudaKernel::CudaKernel;
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor *a, *b;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &a));
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &b));
+    ONYX_CHECK_ARG(a->type() == b->type(), "inputs have different element types (", ElemTypeName(a->type()), ", ",
+                   ElemTypeName(b->type()), ")");
+    Dims out;
+    ONYX_RETURN_IF_ERROR(BroadcastShape(a->dims(), b->dims(), &out));
+    IndexMap map;
+    ONYX_RETURN_IF_ERROR(BroadcastMap(out, {a->dims(), b->dims()}, &map));
+    Tensor* y = ctx.Output(0, out, ElemType::kBool);
+    return LaunchCompare(kOp, a->type(), map, y->size(), a->raw(), b->raw(), y->data<bool>(), stream());
   }
 };
 
@@ -54,6 +91,11 @@ using Div = BinaryKernel<BinaryOp::kDiv>;
 using Pow = BinaryKernel<BinaryOp::kPow>;
 using Max = BinaryKernel<BinaryOp::kMax>;
 using Min = BinaryKernel<BinaryOp::kMin>;
+using Equal = CompareKernel<CompareOp::kEqual>;
+using Less = CompareKernel<CompareOp::kLess>;
+using LessOrEqual = CompareKernel<CompareOp::kLessOrEqual>;
+using Greater = CompareKernel<CompareOp::kGreater>;
+using GreaterOrEqual = CompareKernel<CompareOp::kGreaterOrEqual>;
 using Relu = UnaryKernel<UnaryOp::kRelu>;
 using Sigmoid = UnaryKernel<UnaryOp::kSigmoid>;
 using Tanh = UnaryKernel<UnaryOp::kTanh>;
@@ -73,6 +115,12 @@ ONYX_REGISTER_CUDA_KERNEL(Sub, "", "Sub", 7, kMaxVersion, ArithTypes());
 ONYX_REGISTER_CUDA_KERNEL(Mul, "", "Mul", 7, kMaxVersion, ArithTypes());
 ONYX_REGISTER_CUDA_KERNEL(Div, "", "Div", 7, kMaxVersion, ArithTypes());
 ONYX_REGISTER_CUDA_KERNEL(Pow, "", "Pow", 7, 11, FloatTypes());
+ONYX_REGISTER_CUDA_KERNEL(PowKernel, "", "Pow", 12, kMaxVersion, FloatTypes());
+ONYX_REGISTER_CUDA_KERNEL(Equal, "", "Equal", 11, kMaxVersion, ArithTypes());
+ONYX_REGISTER_CUDA_KERNEL(Less, "", "Less", 9, kMaxVersion, ArithTypes());
+ONYX_REGISTER_CUDA_KERNEL(LessOrEqual, "", "LessOrEqual", 12, kMaxVersion, ArithTypes());
+ONYX_REGISTER_CUDA_KERNEL(Greater, "", "Greater", 9, kMaxVersion, ArithTypes());
+ONYX_REGISTER_CUDA_KERNEL(GreaterOrEqual, "", "GreaterOrEqual", 12, kMaxVersion, ArithTypes());
 ONYX_REGISTER_CUDA_KERNEL(Max, "", "Max", 12, kMaxVersion, ArithTypes());
 ONYX_REGISTER_CUDA_KERNEL(Min, "", "Min", 12, kMaxVersion, ArithTypes());
 ONYX_REGISTER_CUDA_KERNEL(Relu, "", "Relu", 6, kMaxVersion, FloatTypes());

@@ -1,5 +1,7 @@
 // Data movement: Transpose, Expand, Slice (one strided-copy kernel), Gather,
-// Concat (2-D device copies), Where, Cast.
+// Concat and Split (2-D device copies), Where, Cast.
+#include <algorithm>
+
 #include "providers/cuda/common/launch.h"
 #include "providers/cuda/cuda_kernel.h"
 
@@ -210,6 +212,60 @@ class Concat final : public CudaKernel {
   int64_t axis_ = 0;
 };
 
+// Split along an axis: sizes from input 1 (opset 13 on, host memory), the
+// `split` attribute (before 13), or equal parts (num_outputs, opset 18: the
+// last part may be smaller).
+class Split final : public CudaKernel {
+ public:
+  using CudaKernel::CudaKernel;
+  Status Init(const KernelInfo& info) {
+    axis_ = info.AttrInt("axis", 0);
+    split_ = info.AttrInts("split");
+    return Status::OK();
+  }
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* x;
+    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
+    const int64_t r = static_cast<int64_t>(x->rank());
+    int64_t axis = 0;
+    ONYX_RETURN_IF_ERROR(NormalizeAxis(axis_, r, false, &axis));
+    const int64_t dim = x->dims()[axis], n_out = ctx.OutputCount();
+    std::vector<int64_t> sizes = ctx.Input(1) ? HostInts(ctx.Input(1)) : split_;
+    if (sizes.empty()) {
+      const int64_t part = (dim + n_out - 1) / n_out;
+      for (int64_t i = 0; i < n_out; ++i) sizes.push_back(std::max<int64_t>(0, std::min(part, dim - i * part)));
+    }
+    int64_t total = 0;
+    for (int64_t v : sizes) {
+      ONYX_CHECK_ARG(v >= 0, "split sizes ", ShapeToString(sizes), " has a negative size");
+      total += v;
+    }
+    ONYX_CHECK_ARG(static_cast<int64_t>(sizes.size()) == n_out && total == dim, "split sizes ", ShapeToString(sizes),
+                   " do not cut axis ", axis, " of size ", dim, " into ", n_out, " outputs");
+    int64_t outer = 1, inner = ElemSize(x->type());
+    for (int64_t d = 0; d < axis; ++d) outer *= x->dims()[d];
+    for (int64_t d = axis + 1; d < r; ++d) inner *= x->dims()[d];
+    const size_t pitch = static_cast<size_t>(dim * inner);
+    size_t at = 0;
+    for (int64_t i = 0; i < n_out; ++i) {
+      Dims od = x->dims();
+      od[axis] = sizes[i];
+      Tensor* y = ctx.Output(static_cast<int>(i), od, x->type());
+      const size_t width = static_cast<size_t>(sizes[i] * inner);
+      if (y && width > 0 && outer > 0)
+        ONYX_CUDA_RETURN_IF_ERROR(cudaMemcpy2DAsync(y->raw(), width, static_cast<const char*>(x->raw()) + at, pitch,
+                                                    width, static_cast<size_t>(outer), cudaMemcpyDeviceToDevice,
+                                                    stream()));
+      at += width;
+    }
+    return Status::OK();
+  }
+
+ private:
+  int64_t axis_ = 0;
+  std::vector<int64_t> split_;
+};
+
 class Where final : public CudaKernel {
  public:
   using CudaKernel::CudaKernel;
@@ -267,6 +323,8 @@ ONYX_REGISTER_CUDA_KERNEL(Slice, "", "Slice", 1, 9, MovableTypes());
 ONYX_REGISTER_CUDA_KERNEL(Slice, "", "Slice", 10, kMaxVersion, MovableTypes(), {1, 2, 3, 4});
 ONYX_REGISTER_CUDA_KERNEL(Gather, "", "Gather", 1, kMaxVersion, MovableTypes());
 ONYX_REGISTER_CUDA_KERNEL(Concat, "", "Concat", 4, kMaxVersion, MovableTypes());
+ONYX_REGISTER_CUDA_KERNEL(Split, "", "Split", 2, 12, MovableTypes());
+ONYX_REGISTER_CUDA_KERNEL(Split, "", "Split", 13, kMaxVersion, MovableTypes(), {1});
 // Where's type constraint is on X (input 1); registered for any, checked at run time.
 ONYX_REGISTER_CUDA_KERNEL(Where, "", "Where", 9, kMaxVersion, {});
 ONYX_REGISTER_CUDA_KERNEL(Cast, "", "Cast", 6, kMaxVersion, CastTypes());
