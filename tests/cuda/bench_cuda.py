@@ -68,6 +68,7 @@ def feeds_for(sess, batch, seq=128):
                 shape.append(0 if "past" in i.name and k == 2 else seq)
         if "int64" in i.type:
             feeds[i.name] = (np.ones(shape, np.int64) if "mask" in i.name
+                             else np.zeros(shape, np.int64) if "token_type" in i.name
                              else rng.integers(0, 1000, shape, dtype=np.int64))
         else:
             feeds[i.name] = rng.standard_normal(shape).astype(np.float32)

@@ -130,7 +130,7 @@ def test_gpu_bad_provider_option_names_it(key, value):
 
 
 def _elementwise_cases():
-    rng = np.random.default_rng(1)
+    rng = np.random.default_rng(1)  # also the later cases' inputs
     a = rng.standard_normal((3, 1, 5)).astype(np.float32)
     b = rng.standard_normal((4, 5)).astype(np.float32) + 2
     for op in ("Add", "Sub", "Mul", "Div", "Max", "Min"):
@@ -143,6 +143,33 @@ def _elementwise_cases():
     yield "Concat", [a[:, :, :2], a[:, :, 2:]], {"axis": 2}
     yield "Where", [a > 0, a, np.float32(0) * a], {}
     yield "ReduceMean", [b], {"axes": [1], "keepdims": 0}
+    yield "Pow", [np.abs(a) + 0.5, np.full((1, 5), 1.5, np.float32)], {}
+    for op in ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"):
+        yield op, [np.round(a), np.round(b)], {}
+    yield "Cast", [a], {"to": TensorProto.FLOAT16}
+    yield "Cast", [a * 10], {"to": TensorProto.INT64}
+    yield "Expand", [a, np.array([2, 3, 4, 5], np.int64)], {}
+    yield "Slice", [b, np.array([1, -1], np.int64), np.array([4, -6], np.int64), np.array([0, 1], np.int64),
+                    np.array([2, -2], np.int64)], {}
+    yield "MatMul", [rng.standard_normal((2, 3, 4, 8)).astype(np.float32),
+                     rng.standard_normal((8, 5)).astype(np.float32)], {}
+    yield "MatMul", [rng.standard_normal((3, 4, 8)).astype(np.float32),
+                     rng.standard_normal((3, 8, 5)).astype(np.float32)], {}
+    yield "Gemm", [rng.standard_normal((4, 8)).astype(np.float32), rng.standard_normal((5, 8)).astype(np.float32),
+                   rng.standard_normal((5,)).astype(np.float32)], {"transB": 1, "alpha": 0.5, "beta": 2.0}
+    yield "LayerNormalization", [b, np.linspace(0.5, 1.5, 5).astype(np.float32), np.ones(5, np.float32)], {}
+    img = rng.standard_normal((2, 3, 9, 9)).astype(np.float32)
+    yield "Conv", [img, rng.standard_normal((4, 3, 3, 3)).astype(np.float32),
+                   rng.standard_normal(4).astype(np.float32)], {"pads": [1, 1, 1, 1], "strides": [2, 2]}
+    yield "Conv", [img, rng.standard_normal((3, 1, 3, 3)).astype(np.float32)], {"group": 3}
+    yield "MaxPool", [img], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
+    yield "AveragePool", [img], {"kernel_shape": [2, 2], "strides": [2, 2]}
+    yield "GlobalAveragePool", [img], {}
+    stats = [np.linspace(0.5, 1.5, 3).astype(np.float32), np.array([0.1, -0.2, 0.3], np.float32),
+             np.array([0.0, 0.5, -0.5], np.float32), np.array([1.0, 2.0, 0.5], np.float32)]
+    yield "BatchNormalization", [img] + stats, {}
+    yield "Reshape", [img, np.array([2, -1], np.int64)], {}
+    yield "Unsqueeze", [b, np.array([0, 3], np.int64)], {}
 
 
 @needs_gpu
@@ -158,8 +185,12 @@ def test_gpu_kernel_matches_reference(op, inputs, attrs):
     feeds = dict(zip(names, inputs))
     want = ReferenceEvaluator(m).run(None, feeds)[0]
     sess = _cuda_session(m.SerializeToString())
+    assert sess.get_providers()[0] == "CUDAExecutionProvider"
     got = sess.run(None, feeds)[0]
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    if want.dtype == np.bool_ or np.issubdtype(want.dtype, np.integer):
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-3, atol=1e-4)
 
 
 @needs_gpu
@@ -258,3 +289,34 @@ def test_host_values_through_the_device_calls():
     back = np.zeros_like(x)
     check(api.ValueCopyTensorToHost(value, ffi.from_buffer(back), back.nbytes))
     np.testing.assert_array_equal(back, x)
+
+
+@needs_gpu
+@pytest.mark.parametrize("name", ["resnet50", "bert", "gpt2"])
+def test_gpu_benchmark_models_match_cpu(name, tmp_path_factory):
+    """The generated benchmark models (small BERT/GPT-2) on CUDA match the CPU
+    provider to 1e-3 of each output's scale (fp32; TF32 off)."""
+    import importlib.util
+    gen_path = os.path.join(os.path.dirname(__file__), os.pardir, "models", "generate.py")
+    spec = importlib.util.spec_from_file_location("gen", gen_path)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    model = gen.build(name, small=name != "resnet50").SerializeToString()
+    cpu = rt.InferenceSession(model, providers=["CPUExecutionProvider"])
+    sess = _cuda_session(model)
+    rng = np.random.default_rng(7)
+    feeds = {}
+    for i in cpu.get_inputs():
+        shape = [d if isinstance(d, int) else (2 if k == 0 else (0 if "past" in i.name and k == 2 else 16))
+                 for k, d in enumerate(i.shape)]
+        if "int64" not in i.type:
+            feeds[i.name] = rng.standard_normal(shape).astype(np.float32)
+        elif "mask" in i.name:
+            feeds[i.name] = np.ones(shape, np.int64)
+        elif "token_type" in i.name:
+            feeds[i.name] = np.zeros(shape, np.int64)
+        else:
+            feeds[i.name] = rng.integers(0, 1000, shape, dtype=np.int64)
+    for got, want in zip(sess.run(None, feeds), cpu.run(None, feeds)):
+        scale = max(1.0, float(np.max(np.abs(want)))) if want.size else 1.0
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-3 * scale)
