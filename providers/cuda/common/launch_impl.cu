@@ -347,7 +347,9 @@ Status LaunchBinary(BinaryOp op, ElemType t, const IndexMap& map, int64_t n, con
   // Same shapes (both stride vectors are the output's): no index arithmetic.
   std::vector<int64_t> dims(map.dims, map.dims + map.rank), st = Strides(dims);
   bool same = true;
-  for (int d = 0; d < map.rank; ++d) same = same && map.strides[0][d] == st[d] && map.strides[1][d] == st[d];
+  // (A dimension of size 1 moves no operand: its strides do not matter.)
+  for (int d = 0; d < map.rank; ++d)
+    same = same && (map.dims[d] == 1 || (map.strides[0][d] == st[d] && map.strides[1][d] == st[d]));
   if (!DispatchArith(t, [&](auto v) {
         using T = decltype(v);
         BinaryKernel<T><<<Blocks(n), kThreads, 0, s>>>(op, map, n, same, static_cast<const T*>(a),
