@@ -61,10 +61,21 @@ __device__ __forceinline__ float Binary<float>(BinaryOp op, float a, float b) {
   }
 }
 
+// How operand b is indexed when a has the output's shape: kSame (b too),
+// kRow (b repeats along the last dimension: a bias), kScalar; else kGeneral.
+enum class BLayout { kGeneral, kSame, kRow, kScalar };
+
 template <typename T>
-__global__ void BinaryKernel(BinaryOp op, IndexMap m, int64_t n, bool same, const T* a, const T* b, T* y) {
+__global__ void BinaryKernel(BinaryOp op, IndexMap m, int64_t n, BLayout layout, int64_t row, const T* a, const T* b,
+                             T* y) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    int64_t ia = same ? i : Offset(m, 0, i), ib = same ? i : Offset(m, 1, i);
+    int64_t ia = i, ib = i;
+    switch (layout) {
+      case BLayout::kGeneral: ia = Offset(m, 0, i); ib = Offset(m, 1, i); break;
+      case BLayout::kSame: break;
+      case BLayout::kRow: ib = i % row; break;
+      case BLayout::kScalar: ib = 0; break;
+    }
     y[i] = Store<T>(Binary(op, Load(a[ia]), Load(b[ib])));
   }
 }
@@ -346,13 +357,24 @@ Status LaunchBinary(BinaryOp op, ElemType t, const IndexMap& map, int64_t n, con
   if (n == 0) return Status::OK();
   // Same shapes (both stride vectors are the output's): no index arithmetic.
   std::vector<int64_t> dims(map.dims, map.dims + map.rank), st = Strides(dims);
-  bool same = true;
   // (A dimension of size 1 moves no operand: its strides do not matter.)
-  for (int d = 0; d < map.rank; ++d)
-    same = same && (map.dims[d] == 1 || (map.strides[0][d] == st[d] && map.strides[1][d] == st[d]));
+  bool a_same = true, b_same = true, b_row = map.rank > 0, b_scalar = true;
+  for (int d = 0; d < map.rank; ++d) {
+    if (map.dims[d] == 1) continue;
+    a_same = a_same && map.strides[0][d] == st[d];
+    b_same = b_same && map.strides[1][d] == st[d];
+    b_row = b_row && map.strides[1][d] == (d == map.rank - 1 ? 1 : 0);
+    b_scalar = b_scalar && map.strides[1][d] == 0;
+  }
+  const BLayout layout = !a_same    ? BLayout::kGeneral
+                         : b_same   ? BLayout::kSame
+                         : b_scalar ? BLayout::kScalar
+                         : b_row    ? BLayout::kRow
+                                    : BLayout::kGeneral;
+  const int64_t row = map.rank > 0 ? map.dims[map.rank - 1] : 1;
   if (!DispatchArith(t, [&](auto v) {
         using T = decltype(v);
-        BinaryKernel<T><<<Blocks(n), kThreads, 0, s>>>(op, map, n, same, static_cast<const T*>(a),
+        BinaryKernel<T><<<Blocks(n), kThreads, 0, s>>>(op, map, n, layout, row, static_cast<const T*>(a),
                                                        static_cast<const T*>(b), static_cast<T*>(y));
       }))
     return Unsupported("this operator", t);
