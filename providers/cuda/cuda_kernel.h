@@ -87,6 +87,24 @@ inline Status NormalizeAxis(int64_t axis, int64_t rank, bool inclusive, int64_t*
   return Status::OK();
 }
 
+// A kernel with an `axis` attribute (default kDefault).
+template <int kDefault>
+class AxisKernel : public CudaKernel {
+ public:
+  using CudaKernel::CudaKernel;
+  Status Init(const KernelInfo& info) {
+    axis_ = info.AttrInt("axis", kDefault);
+    return Status::OK();
+  }
+
+ protected:
+  // The axis for an input of rank `rank` (`inclusive`: rank itself allowed).
+  Status Axis(int64_t rank, int64_t* out, bool inclusive = false) const {
+    return NormalizeAxis(axis_, rank, inclusive, out);
+  }
+  int64_t axis_ = kDefault;
+};
+
 // Element types of the registrations (input 0), shared by the kernel files.
 inline std::vector<ElemType> FloatTypes() { return {ElemType::kFloat, ElemType::kFloat16, ElemType::kBFloat16}; }
 inline std::vector<ElemType> ArithTypes() {

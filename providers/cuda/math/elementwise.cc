@@ -9,20 +9,25 @@ namespace onyx {
 namespace cuda {
 namespace {
 
+// Inputs 0 and 1 of one element type, their broadcast shape and index map.
+Status BinaryInputs(KernelContext& ctx, const Tensor** a, const Tensor** b, Dims* out, IndexMap* map) {
+  ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, a));
+  ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, b));
+  ONYX_CHECK_ARG((*a)->type() == (*b)->type(), "inputs have different element types (", ElemTypeName((*a)->type()),
+                 ", ", ElemTypeName((*b)->type()), ")");
+  ONYX_RETURN_IF_ERROR(BroadcastShape((*a)->dims(), (*b)->dims(), out));
+  return BroadcastMap(*out, {(*a)->dims(), (*b)->dims()}, map);
+}
+
 template <BinaryOp kOp>
 class BinaryKernel final : public CudaKernel {
  public:
   using CudaKernel::CudaKernel;
   Status Compute(KernelContext& ctx) const override {
     const Tensor *a, *b;
-    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &a));
-    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &b));
-    ONYX_CHECK_ARG(a->type() == b->type(), "inputs have different element types (", ElemTypeName(a->type()), ", ",
-                   ElemTypeName(b->type()), ")");
     Dims out;
-    ONYX_RETURN_IF_ERROR(BroadcastShape(a->dims(), b->dims(), &out));
     IndexMap map;
-    ONYX_RETURN_IF_ERROR(BroadcastMap(out, {a->dims(), b->dims()}, &map));
+    ONYX_RETURN_IF_ERROR(BinaryInputs(ctx, &a, &b, &out, &map));
     Tensor* y = ctx.Output(0, out, a->type());
     return LaunchBinary(kOp, a->type(), map, y->size(), a->raw(), b->raw(), y->raw(), stream());
   }
@@ -51,14 +56,9 @@ class CompareKernel final : public CudaKernel {
   using CudaKernel::CudaKernel;
   Status Compute(KernelContext& ctx) const override {
     const Tensor *a, *b;
-    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &a));
-    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &b));
-    ONYX_CHECK_ARG(a->type() == b->type(), "inputs have different element types (", ElemTypeName(a->type()), ", ",
-                   ElemTypeName(b->type()), ")");
     Dims out;
-    ONYX_RETURN_IF_ERROR(BroadcastShape(a->dims(), b->dims(), &out));
     IndexMap map;
-    ONYX_RETURN_IF_ERROR(BroadcastMap(out, {a->dims(), b->dims()}, &map));
+    ONYX_RETURN_IF_ERROR(BinaryInputs(ctx, &a, &b, &out, &map));
     Tensor* y = ctx.Output(0, out, ElemType::kBool);
     return LaunchCompare(kOp, a->type(), map, y->size(), a->raw(), b->raw(), y->data<bool>(), stream());
   }

@@ -44,13 +44,12 @@ class SoftmaxKernel final : public CudaKernel {
   int64_t axis_ = -1;
 };
 
-class LayerNorm final : public CudaKernel {
+class LayerNorm final : public AxisKernel<-1> {
  public:
-  using CudaKernel::CudaKernel;
+  using AxisKernel::AxisKernel;
   Status Init(const KernelInfo& info) {
-    axis_ = info.AttrInt("axis", -1);
     epsilon_ = info.AttrFloat("epsilon", 1e-5f);
-    return Status::OK();
+    return AxisKernel::Init(info);
   }
   Status Compute(KernelContext& ctx) const override {
     const Tensor *x, *scale;
@@ -59,7 +58,7 @@ class LayerNorm final : public CudaKernel {
     const Tensor* bias = ctx.Input(2);
     const int64_t r = static_cast<int64_t>(x->rank());
     int64_t axis = 0;
-    ONYX_RETURN_IF_ERROR(NormalizeAxis(axis_, r, false, &axis));
+    ONYX_RETURN_IF_ERROR(Axis(r, &axis));
     const Dims& d = x->dims();
     const int64_t rows = Prod(d, 0, static_cast<size_t>(axis)), cols = Prod(d, static_cast<size_t>(axis), d.size());
     ONYX_CHECK_ARG(scale->size() == cols && scale->type() == x->type(), "Scale ", ShapeToString(scale->dims()),
@@ -79,7 +78,6 @@ class LayerNorm final : public CudaKernel {
   }
 
  private:
-  int64_t axis_ = -1;
   float epsilon_ = 1e-5f;
 };
 

@@ -133,13 +133,9 @@ class Slice final : public CudaKernel {
   std::vector<int64_t> starts_, ends_, axes_;
 };
 
-class Gather final : public CudaKernel {
+class Gather final : public AxisKernel<0> {
  public:
-  using CudaKernel::CudaKernel;
-  Status Init(const KernelInfo& info) {
-    axis_ = info.AttrInt("axis", 0);
-    return Status::OK();
-  }
+  using AxisKernel::AxisKernel;
   Status Compute(KernelContext& ctx) const override {
     const Tensor *x, *idx;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
@@ -148,7 +144,7 @@ class Gather final : public CudaKernel {
                    "indices must be int32 or int64, got ", ElemTypeName(idx->type()));
     const int64_t r = static_cast<int64_t>(x->rank());
     int64_t axis = 0;
-    ONYX_RETURN_IF_ERROR(NormalizeAxis(axis_, r, false, &axis));
+    ONYX_RETURN_IF_ERROR(Axis(r, &axis));
     Dims out(x->dims().begin(), x->dims().begin() + axis);
     out.insert(out.end(), idx->dims().begin(), idx->dims().end());
     out.insert(out.end(), x->dims().begin() + axis + 1, x->dims().end());
@@ -160,23 +156,17 @@ class Gather final : public CudaKernel {
                         idx->size(), y->raw(), stream());
   }
 
- private:
-  int64_t axis_ = 0;
 };
 
-class Concat final : public CudaKernel {
+class Concat final : public AxisKernel<0> {
  public:
-  using CudaKernel::CudaKernel;
-  Status Init(const KernelInfo& info) {
-    axis_ = info.AttrInt("axis", 0);
-    return Status::OK();
-  }
+  using AxisKernel::AxisKernel;
   Status Compute(KernelContext& ctx) const override {
     const Tensor* first;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &first));
     const int64_t r = static_cast<int64_t>(first->rank());
     int64_t axis = 0;
-    ONYX_RETURN_IF_ERROR(NormalizeAxis(axis_, r, false, &axis));
+    ONYX_RETURN_IF_ERROR(Axis(r, &axis));
     Dims out = first->dims();
     out[axis] = 0;
     for (int i = 0; i < ctx.InputCount(); ++i) {
@@ -208,27 +198,24 @@ class Concat final : public CudaKernel {
     return Status::OK();
   }
 
- private:
-  int64_t axis_ = 0;
 };
 
 // Split along an axis: sizes from input 1 (opset 13 on, host memory), the
 // `split` attribute (before 13), or equal parts (num_outputs, opset 18: the
 // last part may be smaller).
-class Split final : public CudaKernel {
+class Split final : public AxisKernel<0> {
  public:
-  using CudaKernel::CudaKernel;
+  using AxisKernel::AxisKernel;
   Status Init(const KernelInfo& info) {
-    axis_ = info.AttrInt("axis", 0);
     split_ = info.AttrInts("split");
-    return Status::OK();
+    return AxisKernel::Init(info);
   }
   Status Compute(KernelContext& ctx) const override {
     const Tensor* x;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
     const int64_t r = static_cast<int64_t>(x->rank());
     int64_t axis = 0;
-    ONYX_RETURN_IF_ERROR(NormalizeAxis(axis_, r, false, &axis));
+    ONYX_RETURN_IF_ERROR(Axis(r, &axis));
     const int64_t dim = x->dims()[axis], n_out = ctx.OutputCount();
     std::vector<int64_t> sizes = ctx.Input(1) ? HostInts(ctx.Input(1)) : split_;
     if (sizes.empty()) {
@@ -262,7 +249,6 @@ class Split final : public CudaKernel {
   }
 
  private:
-  int64_t axis_ = 0;
   std::vector<int64_t> split_;
 };
 

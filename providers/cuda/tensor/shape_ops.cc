@@ -69,25 +69,18 @@ class Reshape final : public CudaKernel {
   bool allow_zero_ = false;
 };
 
-class Flatten final : public CudaKernel {
+class Flatten final : public AxisKernel<1> {
  public:
-  using CudaKernel::CudaKernel;
-  Status Init(const KernelInfo& info) {
-    axis_ = info.AttrInt("axis", 1);
-    return Status::OK();
-  }
+  using AxisKernel::AxisKernel;
   Status Compute(KernelContext& ctx) const override {
     const Tensor* x;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
     int64_t axis = 0;
-    ONYX_RETURN_IF_ERROR(NormalizeAxis(axis_, static_cast<int64_t>(x->rank()), true, &axis));
+    ONYX_RETURN_IF_ERROR(Axis(static_cast<int64_t>(x->rank()), &axis, true));
     int64_t outer = 1;
     for (int64_t i = 0; i < axis; ++i) outer *= x->dims()[i];
     return CopyAs(*x, {outer, outer == 0 ? 0 : x->size() / outer}, ctx, stream());
   }
-
- private:
-  int64_t axis_ = 1;
 };
 
 // Squeeze and Unsqueeze: axes from the attribute (before opset 13) or input 1.
