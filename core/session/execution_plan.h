@@ -67,6 +67,12 @@ class ExecutionPlan {
     return it == slot_of_.end() ? -1 : it->second;
   }
   bool IsNodeOutput(int slot) const { return is_node_output_[slot]; }
+  // For a device slot holding a graph output that a copy step moves to its
+  // host slot: that host slot, whose caller-bound device buffer (IOBinding)
+  // the producing kernel then writes directly; -1 otherwise.
+  int PresetAlias(int slot) const {
+    return slot < static_cast<int>(preset_alias_.size()) ? preset_alias_[slot] : -1;
+  }
 
   // Runs all nodes. `values` has one entry per slot; feeds are already placed.
   // Constants are filled here. Graph-output slots keep their values on return.
@@ -123,6 +129,7 @@ class ExecutionPlan {
   std::vector<Step> steps_;
   // The copy steps' nodes (names and ops for errors and profiles).
   std::deque<Node> copy_nodes_;
+  std::vector<int> preset_alias_;  // see PresetAlias; empty without device providers
   // Providers whose kernels run on a device: synchronized at the end of a run.
   std::vector<ExecutionProvider*> device_providers_;
 

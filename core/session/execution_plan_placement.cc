@@ -26,7 +26,8 @@ class CopyKernel final : public OpKernel {
     if (x.type() == ElemType::kString)
       return MakeError(ErrorCode::kNotImplemented, copier_->Name(), " cannot hold string tensors");
     Tensor* y = ctx.Output(0, x.dims(), x.type());
-    if (!y) return Status::OK();
+    // The producer wrote a caller-bound device buffer directly (PresetAlias).
+    if (!y || y->raw() == x.raw()) return Status::OK();
     return copier_->CopyTensor(x, y);
   }
 
@@ -156,7 +157,15 @@ int DevicePlacement::Output(const std::string& name, ExecutionProvider* p, const
 }
 
 void DevicePlacement::Finish() {
-  for (const auto& o : graph_.outputs) ToHost(o.name);
+  for (const auto& o : graph_.outputs) {
+    auto dev = produced_on_.find(o.name);
+    const bool copied_here = dev != produced_on_.end() && !on_host_.count(o.name);
+    ToHost(o.name);
+    if (!copied_here) continue;
+    const int from = slot_(o.name + "@" + dev->second->Name()), to = slot_(o.name);
+    if (plan_->preset_alias_.size() <= static_cast<size_t>(from)) plan_->preset_alias_.resize(from + 1, -1);
+    plan_->preset_alias_[from] = to;
+  }
 }
 
 }  // namespace onyx
