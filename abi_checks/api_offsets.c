@@ -184,3 +184,7 @@ ONYX_SLOT(SessionGetAssignedNode, 158);
 ONYX_SLOT(EnvCreateGlobalThreadPools, 159);
 ONYX_SLOT(SessionOptionsSetUsePerSessionThreads, 160);
 ONYX_SLOT(SessionOptionsSetLoadCancellation, 161);
+
+/* API version 7 */
+ONYX_SLOT(ValueCreateTensorOnDevice, 162);
+ONYX_SLOT(ValueCopyTensorToHost, 163);

@@ -75,9 +75,16 @@ OnyxStatus* IoBindingBindOutput(OnyxIoBinding* binding, const char* name, const 
   if (!value->value.IsTensor())
     return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("bind_output: the value for '", name, "' is not a tensor"));
   const std::shared_ptr<Tensor>& t = value->value.tensor_ptr();
-  if (t->location().device != DeviceType::kCpu)
+  const auto& providers = binding->session->provider_names();
+  const bool session_has_cuda =
+      std::find(providers.begin(), providers.end(), "CUDAExecutionProvider") != providers.end();
+  if (t->location().device != DeviceType::kCpu && !(t->location().device == DeviceType::kCuda && session_has_cuda)) {
+    std::string runs_on;
+    for (const auto& p : providers) runs_on += (runs_on.empty() ? "" : ", ") + p;
     return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("bind_output: '", name, "' is bound to ", t->location().name,
-                                                   " memory, which this build cannot write"));
+                                                   " memory, which this session cannot write (it runs on: ",
+                                                   runs_on, ")"));
+  }
   Upsert(binding->output_names, binding->output_buffers, name, t);
   API_END
 }
@@ -90,7 +97,8 @@ OnyxStatus* IoBindingBindOutputToDevice(OnyxIoBinding* binding, const char* name
   API_RETURN_IF_ERROR(CheckOutputName(binding, name));
   if (info->info.device != DeviceType::kCpu)
     return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("bind_output: cannot allocate '", name, "' on device ",
-                                                   info->info.name, ": this build has only the CPU"));
+                                                   info->info.name, ": outputs are allocated in CPU memory; to keep "
+                                                   "one on the GPU, bind a device buffer of its shape"));
   Upsert(binding->output_names, binding->output_buffers, name, std::shared_ptr<Tensor>());
   API_END
 }

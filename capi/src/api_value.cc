@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <cstring>
 
 #include "capi/src/api_table.h"
 #include "capi/src/handles.h"
+#include "core/session/providers_query.h"
 
 namespace onyx {
 namespace capi {
@@ -154,6 +156,15 @@ Status CheckBorrowed(const OnyxMemoryInfo* info, void* data, size_t data_bytes, 
                      int type, Dims* dims) {
   ONYX_CHECK_ARG(info != nullptr, "memory info must not be NULL");
   ONYX_RETURN_IF_ERROR(CheckTensorArg(data, data_bytes, shape, rank, type, dims));
+  if (info->info.device == DeviceType::kCuda) {
+    // Caller-owned CUDA memory (a torch tensor's data_ptr): what sessions with
+    // CUDAExecutionProvider read and write in place. Refused, with the reason,
+    // where CUDA is not usable.
+    Status cuda = CheckProviderName("CUDAExecutionProvider");
+    if (!cuda.ok())
+      return MakeError(ErrorCode::kInvalidArgument, "memory on device 'Cuda' cannot be used here: ", cuda.message());
+    return Status::OK();
+  }
   ONYX_CHECK_ARG(info->info.device == DeviceType::kCpu, "memory on device '", info->info.name,
                  "' is not supported by this build");
   return Status::OK();
@@ -168,6 +179,52 @@ OnyxStatus* ValueCreateTensorWithData(const OnyxMemoryInfo* info, void* data, si
   API_RETURN_IF_ERROR(CheckBorrowed(info, data, data_bytes, shape, rank, type, &dims));
   Tensor t(static_cast<ElemType>(type), dims, data, info->info);
   *out = new OnyxValue{Value(std::move(t))};
+  API_END
+}
+
+OnyxStatus* ValueCreateTensorOnDevice(const OnyxMemoryInfo* info, const void* host_data, size_t data_bytes,
+                                      const int64_t* shape, size_t rank, OnyxElementType type_arg, OnyxValue** out) {
+  const int type = EnumArg(type_arg);
+  API_BEGIN
+  API_CHECK_NOT_NULL(info);
+  API_CHECK_NOT_NULL(out);
+  Dims dims;
+  const size_t need = IsKnownElemType(type) && (rank == 0 || shape)
+                          ? StorageBytes(static_cast<ElemType>(type), static_cast<size_t>(std::max<int64_t>(
+                                                                          0, ShapeSize(Dims(shape, shape + rank)))))
+                          : 0;
+  // Without contents, only the shape and type are checked.
+  API_RETURN_IF_ERROR(CheckTensorArg(host_data ? host_data : info, host_data ? data_bytes : need, shape, rank, type,
+                                     &dims));
+  Allocator* alloc = nullptr;
+  Status where = DeviceAllocator(info->info.device, info->info.device_id, &alloc);
+  if (!where.ok())
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("ValueCreateTensorOnDevice: memory '", info->info.name, "' device ",
+                                                   info->info.device_id, " cannot be used here: ", where.message()));
+  auto t = std::make_shared<Tensor>(static_cast<ElemType>(type), dims, alloc);
+  if (host_data) {
+    Tensor src(static_cast<ElemType>(type), dims, const_cast<void*>(host_data), GetCpuAllocator()->Info());
+    API_RETURN_IF_ERROR(CopyTensorData(src, t.get()));
+  }
+  *out = new OnyxValue{Value(std::move(t))};
+  API_END
+}
+
+OnyxStatus* ValueCopyTensorToHost(const OnyxValue* value, void* host_data, size_t data_bytes) {
+  API_BEGIN
+  API_CHECK_NOT_NULL(value);
+  if (!value->value.IsTensor()) return NewStatus(ONYX_INVALID_ARGUMENT, "ValueCopyTensorToHost: the value is not a tensor");
+  const Tensor& t = value->value.tensor();
+  if (t.type() == ElemType::kString)
+    return NewStatus(ONYX_INVALID_ARGUMENT, "ValueCopyTensorToHost: not for string tensors");
+  if (data_bytes != t.bytes())
+    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("ValueCopyTensorToHost: buffer of ", data_bytes, " bytes for a ",
+                                                   ElemTypeName(t.type()), ShapeToString(t.dims()), " tensor of ",
+                                                   t.bytes(), " bytes"));
+  if (t.bytes() == 0) return nullptr;
+  API_CHECK_NOT_NULL(host_data);
+  Tensor dst(t.type(), t.dims(), host_data, GetCpuAllocator()->Info());
+  API_RETURN_IF_ERROR(CopyTensorData(t, &dst));
   API_END
 }
 
@@ -489,6 +546,8 @@ void FillValueApi(OnyxApi& a) {
   a.AllocatorGetMemoryInfo = AllocatorGetMemoryInfo;
   a.ValueCreateTensor = ValueCreateTensor;
   a.ValueCreateTensorWithData = ValueCreateTensorWithData;
+  a.ValueCreateTensorOnDevice = ValueCreateTensorOnDevice;
+  a.ValueCopyTensorToHost = ValueCopyTensorToHost;
   a.ValueCreateTensorWithDeleter = ValueCreateTensorWithDeleter;
   a.ValueRelease = ValueRelease;
   a.ValueGetKind = ValueGetKind;

@@ -2,6 +2,7 @@
 // and when each slot is released.
 #include "core/session/execution_plan.h"
 
+#include "core/session/execution_plan_placement.h"
 #include "core/session/subgraph_runner.h"
 
 #include <algorithm>
@@ -172,6 +173,21 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
       if (options.on_constant_released) options.on_constant_released(name);
     }
   };
+  // Subgraphs run on the host: their kernels read outer values by name.
+  std::vector<ExecutionProvider*> host_providers;
+  Allocator* host_alloc = options.cpu_allocator;
+  for (ExecutionProvider* p : providers) {
+    if (p->Device() != DeviceType::kCpu) {
+      plan->device_providers_.push_back(p);
+      continue;
+    }
+    host_providers.push_back(p);
+    if (!host_alloc) host_alloc = p->GetAllocator();
+  }
+  std::unique_ptr<DevicePlacement> placement;
+  if (!plan->device_providers_.empty())
+    placement = std::make_unique<DevicePlacement>(plan.get(), graph, providers,
+                                                  host_alloc ? host_alloc : GetCpuAllocator(), slot);
   for (size_t node_index : OrderNodes(graph, options.execution_order)) {
     const Node& node = graph.nodes[node_index];
     std::vector<TypeInfo> input_types;
@@ -189,50 +205,86 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
     const KernelDef* def = nullptr;
     ExecutionProvider* chosen = nullptr;
     std::string why;
-    for (ExecutionProvider* p : providers) {
-      def = p->Kernels().Find(node, input_types, &why);
-      if (def) {
-        chosen = p;
-        break;
-      }
-    }
-    if (!def)
-      return MakeError(ErrorCode::kNotImplemented, "Could not find an implementation for ", node.op_type, "(",
-                       node.since_version, ") node with name '", node.name, "' (domain '",
-                       node.domain.empty() ? "ai.onnx" : node.domain, "', opset ", node.since_version,
-                       ", inputs: ", DescribeDeclared(node, graph), "): ", why);
     Step step;
-    step.node = &node;
-    step.allocator = chosen->GetAllocator();
-    if (options.cpu_allocator && chosen->Name() == kCpuProviderName) step.allocator = options.cpu_allocator;
-    step.provider = &chosen->Name();
-    KernelInfo info(node, graph, input_types);
-    info.constants_may_be_overridden = true;
-    // Subgraphs are planned once, here, with the same providers and options;
-    // each run of the node then only fills slots.
-    for (const auto& kv : node.attrs) {
-      std::vector<const Graph*> subs;
-      if (kv.second.g) subs.push_back(kv.second.g.get());
-      for (const auto& sg : kv.second.graphs) subs.push_back(sg.get());
-      if (subs.size() != 1) continue;  // only single-graph attributes are run by kernels
-      std::unique_ptr<PlanSubgraphRunner> runner;
-      Status sub = PlanSubgraphRunner::Create(*subs[0], providers, options, &runner);
-      if (!sub.ok()) return sub.WithContext(StrCat(node.Describe(), ", subgraph '", kv.first, "': "));
-      info.SetSubgraph(kv.first, runner.get());
-      step.subgraphs.push_back(std::move(runner));
+    std::unique_ptr<KernelInfo> info;
+    // Providers in priority order. With device providers, a device kernel may
+    // decline a node at creation (NOT_IMPLEMENTED, e.g. an attribute value it
+    // lacks) and some nodes stay on the host (DevicePlacement::DeviceMayRun):
+    // the next provider with a kernel takes them.
+    for (size_t next = 0;;) {
+      def = nullptr;
+      for (; next < providers.size() && !def; ++next) {
+        ExecutionProvider* p = providers[next];
+        if (placement && p->Device() != DeviceType::kCpu && !placement->DeviceMayRun(node, input_types)) continue;
+        def = p->Kernels().Find(node, input_types, &why);
+        chosen = p;
+      }
+      if (!def)
+        return MakeError(ErrorCode::kNotImplemented, "Could not find an implementation for ", node.op_type, "(",
+                         node.since_version, ") node with name '", node.name, "' (domain '",
+                         node.domain.empty() ? "ai.onnx" : node.domain, "', opset ", node.since_version,
+                         ", inputs: ", DescribeDeclared(node, graph), "): ", why);
+      step = Step();
+      step.node = &node;
+      step.allocator = chosen->GetAllocator();
+      if (options.cpu_allocator && chosen->Name() == kCpuProviderName) step.allocator = options.cpu_allocator;
+      step.provider = &chosen->Name();
+      info = std::make_unique<KernelInfo>(node, graph, input_types);
+      info->constants_may_be_overridden = true;
+      // Subgraphs are planned once, here, with the same providers and options;
+      // each run of the node then only fills slots.
+      for (const auto& kv : node.attrs) {
+        std::vector<const Graph*> subs;
+        if (kv.second.g) subs.push_back(kv.second.g.get());
+        for (const auto& sg : kv.second.graphs) subs.push_back(sg.get());
+        if (subs.size() != 1) continue;  // only single-graph attributes are run by kernels
+        std::unique_ptr<PlanSubgraphRunner> runner;
+        Status sub = PlanSubgraphRunner::Create(*subs[0], placement ? host_providers : providers, options, &runner);
+        if (!sub.ok()) return sub.WithContext(StrCat(node.Describe(), ", subgraph '", kv.first, "': "));
+        info->SetSubgraph(kv.first, runner.get());
+        step.subgraphs.push_back(std::move(runner));
+      }
+      Status s = def->create(*info, &step.kernel);
+      if (!s.ok() && s.code() == ErrorCode::kNotImplemented && chosen->Device() != DeviceType::kCpu) {
+        why = s.message();
+        continue;
+      }
+      if (!s.ok())
+        return Status(s.code(), StrCat("Failed to create kernel for ", node.op_type, " node with name '", node.name,
+                                       "' (inputs: ", DescribeDeclared(node, graph), "): ", s.message()));
+      break;
     }
-    Status s = def->create(info, &step.kernel);
-    if (!s.ok())
-      return Status(s.code(), StrCat("Failed to create kernel for ", node.op_type, " node with name '", node.name,
-                                     "' (inputs: ", DescribeDeclared(node, graph), "): ", s.message()));
-    for (int i : info.ReleasedConstantInputs()) release(node.inputs[i]);
-    for (const auto& in : node.inputs) step.inputs.push_back(in.empty() ? -1 : slot(in));
-    for (const auto& o : node.outputs) step.outputs.push_back(o.empty() ? -1 : slot(o));
+    for (int i : info->ReleasedConstantInputs()) release(node.inputs[i]);
+    if (!placement) {
+      for (const auto& in : node.inputs) step.inputs.push_back(in.empty() ? -1 : slot(in));
+      for (const auto& o : node.outputs) step.outputs.push_back(o.empty() ? -1 : slot(o));
+    } else {
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        int s = -1;
+        if (!node.inputs[i].empty()) {
+          Status placed = placement->Input(node.inputs[i], chosen, *def, static_cast<int>(i), &s);
+          if (!placed.ok()) return placed.WithContext(node.Describe() + ": ");
+        }
+        step.inputs.push_back(s);
+      }
+      for (size_t i = 0; i < node.outputs.size(); ++i) {
+        Allocator* alloc = nullptr;
+        step.outputs.push_back(node.outputs[i].empty()
+                                   ? -1
+                                   : placement->Output(node.outputs[i], chosen, *def, static_cast<int>(i), &alloc));
+        if (alloc) {
+          step.output_allocators.resize(node.outputs.size(), step.allocator);
+          step.output_allocators[i] = alloc;
+        }
+      }
+      for (const auto& in : node.implicit_inputs) placement->Implicit(in);
+    }
     // Values the node's subgraphs read from this graph (or from enclosing
     // ones) need slots here to be found through the node's context.
     for (const auto& in : node.implicit_inputs) slot(in);
     plan->steps_.push_back(std::move(step));
   }
+  if (placement) placement->Finish();
 
   // Free each intermediate right after its last reader; graph outputs, inputs
   // and constants are never freed by the plan.
@@ -262,7 +314,9 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
       if (last_use[s] >= 0 && !keep.count(static_cast<int>(s)))
         plan->steps_[last_use[s]].release.push_back(static_cast<int>(s));
   }
-  if (options.mem_pattern) plan->PrepareMemPattern(graph, keep);
+  // A pattern's one block would come from one allocator; with device
+  // providers the device arena already reuses its blocks.
+  if (options.mem_pattern && plan->device_providers_.empty()) plan->PrepareMemPattern(graph, keep);
   *out = std::move(plan);
   return Status::OK();
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <functional>
 
 #include <map>
@@ -59,11 +60,19 @@ class ExecutionPlan {
   static Status Build(const Graph& graph, const std::vector<ExecutionProvider*>& providers,
                       const PlanOptions& options, std::unique_ptr<ExecutionPlan>* out);
 
+  // The slot of value `name` in host memory (a device kernel's output gets
+  // a slot of its own, "name@Provider", copied here where the host reads it).
   int SlotOf(const std::string& name) const {
     auto it = slot_of_.find(name);
     return it == slot_of_.end() ? -1 : it->second;
   }
   bool IsNodeOutput(int slot) const { return is_node_output_[slot]; }
+  // For a device slot holding a graph output that a copy step moves to its
+  // host slot: that host slot, whose caller-bound device buffer (IOBinding)
+  // the producing kernel then writes directly; -1 otherwise.
+  int PresetAlias(int slot) const {
+    return slot < static_cast<int>(preset_alias_.size()) ? preset_alias_[slot] : -1;
+  }
 
   // Runs all nodes. `values` has one entry per slot; feeds are already placed.
   // Constants are filled here. Graph-output slots keep their values on return.
@@ -101,7 +110,11 @@ class ExecutionPlan {
     std::vector<int> inputs;   // -1 for omitted
     std::vector<int> outputs;  // -1 for omitted
     std::vector<int> release;  // slots no longer needed after this step
+    // Per output: where it is allocated when not `allocator` (a device
+    // kernel's host outputs); empty when all use `allocator`.
+    std::vector<Allocator*> output_allocators;
   };
+  friend class DevicePlacement;  // execution_plan_placement.cc: copies between devices
   void RecordNode(Profiler* profiler, const Step& step, const std::vector<Value>& values,
                   Profiler::Clock::time_point start, Profiler::Clock::time_point end) const;
   std::string DescribeInputs(const Step& step, const std::vector<Value>& values) const;
@@ -114,6 +127,11 @@ class ExecutionPlan {
   std::vector<bool> is_node_output_;
   std::vector<std::pair<int, std::shared_ptr<Tensor>>> constants_;
   std::vector<Step> steps_;
+  // The copy steps' nodes (names and ops for errors and profiles).
+  std::deque<Node> copy_nodes_;
+  std::vector<int> preset_alias_;  // see PresetAlias; empty without device providers
+  // Providers whose kernels run on a device: synchronized at the end of a run.
+  std::vector<ExecutionProvider*> device_providers_;
 
   // Memory pattern state. Patterns are keyed by the fed inputs' types and
   // shapes; a run takes (or records) one under pattern_mu_ and then works on

@@ -73,6 +73,7 @@ Status ExecutionPlan::Execute(std::vector<Value>& values, const std::vector<std:
                               const KernelContext* outer) const {
   std::optional<MemPatternRun> pattern;
   if (pattern_allocator_) pattern.emplace(*this, values);
+  for (ExecutionProvider* p : device_providers_) ONYX_RETURN_IF_ERROR(p->OnRunStart());
   for (const auto& c : constants_)
     if (!values[c.first].HasValue()) values[c.first] = Value(c.second);
   for (const Step& step : steps_) {
@@ -85,6 +86,7 @@ Status ExecutionPlan::Execute(std::vector<Value>& values, const std::vector<std:
                          slot_names_[s], "' has no value");
     }
     RunContext ctx(values, step.inputs, step.outputs, presets, step.allocator,
+                   step.output_allocators.empty() ? nullptr : &step.output_allocators,
                    pattern ? &*pattern : nullptr, threads, run_options, *this, outer);
     auto start = profiler ? Profiler::Clock::now() : Profiler::Clock::time_point();
     Status s;
@@ -116,6 +118,7 @@ Status ExecutionPlan::Execute(std::vector<Value>& values, const std::vector<std:
     }
   }
   if (pattern) pattern->Finish();
+  for (ExecutionProvider* p : device_providers_) ONYX_RETURN_IF_ERROR(p->Synchronize());
   return Status::OK();
 }
 

@@ -18,9 +18,23 @@ Tensor* RunContext::Output(int i, const Dims& dims, ElemType type) {
     values_[slot] = Value(bound);
     return bound.get();
   }
+  if (presets_) {
+    // A graph output made on a device and bound by the caller to a buffer in
+    // that device's memory: written there, so the copy step after it has
+    // nothing to do.
+    const int alias = plan_.PresetAlias(slot);
+    const std::shared_ptr<Tensor>* bound = alias >= 0 ? &(*presets_)[alias] : nullptr;
+    Allocator* alloc = output_allocs_ ? (*output_allocs_)[i] : alloc_;
+    if (bound && *bound && (*bound)->type() == type && (*bound)->dims() == dims &&
+        (*bound)->location().device == alloc->Info().device &&
+        (*bound)->location().device_id == alloc->Info().device_id) {
+      values_[slot] = Value(*bound);
+      return bound->get();
+    }
+  }
   std::shared_ptr<Tensor> t;
   if (pattern_) t = pattern_->Allocate(slot, type, dims);
-  if (!t) t = std::make_shared<Tensor>(type, dims, alloc_);
+  if (!t) t = std::make_shared<Tensor>(type, dims, output_allocs_ ? (*output_allocs_)[i] : alloc_);
   Tensor* raw = t.get();
   values_[slot] = Value(std::move(t));
   return raw;

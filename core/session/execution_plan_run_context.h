@@ -15,13 +15,15 @@ namespace onyx {
 class RunContext final : public KernelContext {
  public:
   RunContext(std::vector<Value>& values, const std::vector<int>& inputs, const std::vector<int>& outputs,
-             const std::vector<std::shared_ptr<Tensor>>* presets, Allocator* alloc, MemPatternRun* pattern,
+             const std::vector<std::shared_ptr<Tensor>>* presets, Allocator* alloc,
+             const std::vector<Allocator*>* output_allocs, MemPatternRun* pattern,
              ThreadPool* threads, const RunOptions* ro, const ExecutionPlan& plan, const KernelContext* outer)
       : values_(values),
         inputs_(inputs),
         outputs_(outputs),
         presets_(presets),
         alloc_(alloc),
+        output_allocs_(output_allocs),
         pattern_(pattern),
         threads_(threads),
         run_options_(ro),
@@ -60,6 +62,7 @@ class RunContext final : public KernelContext {
   const std::vector<int>& outputs_;
   const std::vector<std::shared_ptr<Tensor>>* presets_;
   Allocator* alloc_;
+  const std::vector<Allocator*>* output_allocs_;  // null: every output from alloc_
   MemPatternRun* pattern_;
   ThreadPool* threads_;
   const RunOptions* run_options_;

@@ -1,6 +1,9 @@
 #include "core/session/providers_query.h"
 
 #include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
 #include <memory>
 #include <tuple>
 
@@ -16,6 +19,52 @@ const std::vector<std::string>& AvailableProviderNames() { return AvailableProvi
 const std::vector<std::string>& AllProviderNames() { return AllProviders(); }
 
 Status CheckProviderName(const std::string& name) { return CheckProviderAvailable(name); }
+
+namespace {
+
+// One CUDA provider per device for values made outside sessions.
+Status CudaProviderForDevice(int device_id, ExecutionProvider** out) {
+  static std::mutex* mu = new std::mutex();
+  static auto* providers = new std::map<int, ExecutionProvider*>();
+  std::lock_guard<std::mutex> lock(*mu);
+  auto it = providers->find(device_id);
+  if (it == providers->end()) {
+    std::unique_ptr<ExecutionProvider> p;
+    ONYX_RETURN_IF_ERROR(CreateProvider(kCudaProviderName, {{"device_id", std::to_string(device_id)}}, &p));
+    it = providers->emplace(device_id, p.release()).first;  // never destroyed: its values may outlive everything
+  }
+  *out = it->second;
+  return Status::OK();
+}
+
+}  // namespace
+
+Status DeviceAllocator(DeviceType device, int device_id, Allocator** out) {
+  if (device == DeviceType::kCpu) {
+    *out = GetCpuAllocator();
+    return Status::OK();
+  }
+  ExecutionProvider* p = nullptr;
+  ONYX_RETURN_IF_ERROR(CudaProviderForDevice(device_id, &p));
+  *out = p->GetAllocator();
+  return Status::OK();
+}
+
+Status CopyTensorData(const Tensor& src, Tensor* dst) {
+  ONYX_CHECK_ARG(src.type() == dst->type() && src.bytes() == dst->bytes(), "copy between tensors of different types "
+                 "or sizes (", ElemTypeName(src.type()), ShapeToString(src.dims()), " into ", ElemTypeName(dst->type()),
+                 ShapeToString(dst->dims()), ")");
+  ONYX_CHECK_ARG(src.type() != ElemType::kString, "string tensors cannot be copied this way");
+  const Tensor* device_side = src.location().device != DeviceType::kCpu ? &src : dst;
+  if (device_side->location().device == DeviceType::kCpu) {
+    if (src.bytes() > 0) std::memcpy(dst->raw(), src.raw(), src.bytes());
+    return Status::OK();
+  }
+  ExecutionProvider* p = nullptr;
+  ONYX_RETURN_IF_ERROR(CudaProviderForDevice(device_side->location().device_id, &p));
+  ONYX_RETURN_IF_ERROR(p->CopyTensor(src, dst));
+  return p->Synchronize();
+}
 
 std::string CpuPathDescription() { return CpuCodePath(); }
 

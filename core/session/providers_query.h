@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/framework/status.h"
+#include "core/framework/tensor.h"
 
 namespace onyx {
 
@@ -16,6 +17,14 @@ const std::vector<std::string>& AllProviderNames();
 // OK when a session could use provider `name`; INVALID_ARGUMENT naming it
 // (unknown, or not available in this build) otherwise. Builds nothing.
 Status CheckProviderName(const std::string& name);
+
+// The allocator of CUDA device `device_id` for values made outside sessions
+// (one provider per device, made on first use, never destroyed);
+// INVALID_ARGUMENT naming why when CUDA is not available here.
+Status DeviceAllocator(DeviceType device, int device_id, Allocator** out);
+// Copies `src` into `dst` (same type and size), either in host or device
+// memory; finished on return.
+Status CopyTensorData(const Tensor& src, Tensor* dst);
 
 // The CPU kernels' SIMD path, as "avx512 (OpenBLAS SkylakeX)".
 std::string CpuPathDescription();

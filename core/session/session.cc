@@ -79,7 +79,7 @@ Status CheckFeed(const ValueInfo& decl, const Value& v) {
   if (x.type() != t.elem)
     return MakeError(ErrorCode::kInvalidArgument, "Unexpected input data type. Actual: (tensor(",
                      ElemTypeName(x.type()), ")) , expected: (", t.ToString(), ") for input '", decl.name, "'");
-  if (x.type() == ElemType::kBool) {
+  if (x.type() == ElemType::kBool && x.location().device == DeviceType::kCpu) {
     // Kernels read these bytes as C++ bool: anything but 0 or 1 is undefined there.
     const auto* b = static_cast<const uint8_t*>(x.raw());
     for (int64_t i = 0; i < x.size(); ++i)
@@ -125,13 +125,19 @@ Value DeepCopy(const Value& v) {
 
 // Copies a value the run did not write in place (a graph output that is an
 // input or initializer) into the caller's bound buffer.
-Status CopyIntoBound(const std::string& name, const Value& v, Tensor* bound) {
+// `device` (null in host-only sessions) copies when either side is in its memory.
+Status CopyIntoBound(const std::string& name, const Value& v, Tensor* bound, const ExecutionProvider* device) {
   ONYX_CHECK_ARG(v.IsTensor(), "output '", name, "' is bound to a tensor buffer but is not a tensor");
   const Tensor& t = v.tensor();
   ONYX_CHECK_ARG(t.type() == bound->type() && t.dims() == bound->dims(), "output '", name, "' is bound to a ",
                  ElemTypeName(bound->type()), ShapeToString(bound->dims()), " buffer but the model produces ",
                  ElemTypeName(t.type()), ShapeToString(t.dims()));
   if (&t == bound) return Status::OK();
+  if (t.location().device != DeviceType::kCpu || bound->location().device != DeviceType::kCpu) {
+    ONYX_CHECK_ARG(device != nullptr, "output '", name, "' is bound to ", bound->location().name,
+                   " memory but this session runs on the host only");
+    return device->CopyTensor(t, bound);
+  }
   if (t.type() == ElemType::kString) {
     for (int64_t i = 0; i < t.size(); ++i) bound->data<std::string>()[i] = t.data<std::string>()[i];
   } else if (t.bytes() > 0) {
@@ -274,11 +280,8 @@ static Status CheckHonouredOptions(const SessionOptions& options) {
     return MakeError(ErrorCode::kNotImplemented, "inter_op_num_threads=", options.inter_op_threads,
                      " is not supported: this engine runs one node at a time (inter-op threads would need "
                      "execution_mode ORT_PARALLEL); use 0 or 1, and intra_op_num_threads for parallelism");
-  for (const auto& req : options.providers) {
-    if (req.options.empty()) continue;
-    return MakeError(ErrorCode::kInvalidArgument, "provider option '", req.options.begin()->first, "' of ", req.name,
-                     " is not supported: ", req.name, " takes no options");
-  }
+  // Provider options are checked by the provider's factory (CreateProvider):
+  // the CPU provider takes none, CUDA's are parsed and validated by name.
   return Status::OK();
 }
 
@@ -304,7 +307,8 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   bool has_cpu = false;
   for (const auto& req : options.providers) {
     std::unique_ptr<ExecutionProvider> p;
-    ONYX_RETURN_IF_ERROR(CreateProvider(req.name, &p));
+    ONYX_RETURN_IF_ERROR(CreateProvider(req.name, req.options, &p));
+    has_device_ = has_device_ || p->Device() != DeviceType::kCpu;
     has_cpu = has_cpu || req.name == kCpuProviderName;
     provider_names_.push_back(req.name);
     providers_.push_back(std::move(p));
@@ -534,6 +538,10 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
     ONYX_CHECK_ARG(!fed[index], "input '", name, "' is fed more than once");
     fed[index] = 1;
     ONYX_RETURN_IF_ERROR(CheckFeed(model_.graph->inputs[fs.decl], *feeds[i]));
+    if (!has_device_ && feeds[i]->IsTensor() && feeds[i]->tensor().location().device != DeviceType::kCpu)
+      return MakeError(ErrorCode::kInvalidArgument, "input '", name, "' is in ", feeds[i]->tensor().location().name,
+                       " memory but this session runs on the host only (add CUDAExecutionProvider to its providers, "
+                       "or feed a CPU value)");
     if (feeds[i]->IsSparse()) {
       Tensor dense;
       ONYX_RETURN_IF_ERROR(Densify(feeds[i]->sparse(), &dense));
@@ -630,7 +638,10 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
     }
     if (bound_outputs && (*bound_outputs)[i]) {
       const std::shared_ptr<Tensor>& bound = (*bound_outputs)[i];
-      ONYX_RETURN_IF_ERROR(CopyIntoBound(name, v, bound.get()));
+      const ExecutionProvider* device = nullptr;
+      for (const auto& p : providers_)
+        if (!device && p->Device() != DeviceType::kCpu) device = p.get();
+      ONYX_RETURN_IF_ERROR(CopyIntoBound(name, v, bound.get(), device));
       result.emplace_back(bound);
       continue;
     }
@@ -640,6 +651,8 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
     // whole: their items may be initializers or feeds.
     if (!v.IsTensor()) {
       result.push_back(DeepCopy(v));
+    } else if (v.tensor().location().device != DeviceType::kCpu) {
+      result.push_back(v);  // a device feed passed through: shared, as the host cannot copy it
     } else if (plan_->IsNodeOutput(s) && !(output_count > 1 && HandedOutBefore(&handed_out, s, plan_->num_slots()))) {
       result.push_back(v);
     } else {

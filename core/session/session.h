@@ -103,6 +103,7 @@ class Session {
   std::vector<ValueInfo> overridable_;
   std::vector<std::unique_ptr<ExecutionProvider>> providers_;
   std::vector<std::string> provider_names_;
+  bool has_device_ = false;  // a provider runs kernels on a device (feeds may live there)
   std::shared_ptr<ThreadPool> thread_pool_;  // the session's own, or a global one
   // The CPU allocator the plan uses; null when it has no cache (arena off).
   Allocator* cpu_arena_ = nullptr;

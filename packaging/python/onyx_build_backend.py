@@ -148,7 +148,10 @@ def _stage(build_dir, into):
         shutil.copyfile(path.resolve(), target)
         target.chmod(0o755)
         bundled.append(soname)
-    for lib in [package / "libonyxruntime.so"] + [package / s for s in bundled]:
+    # The CUDA provider library (built where the CUDA toolkit is) needs no
+    # bundled library, but gets the same exact RUNPATH.
+    providers = sorted(package.glob("libonyxruntime_providers_*.so"))
+    for lib in [package / "libonyxruntime.so"] + providers + [package / s for s in bundled]:
         # Exactly $ORIGIN: the build's RUNPATH may carry an empty entry (= the current directory).
         subprocess.run([patchelf, "--set-rpath", "$ORIGIN", str(lib)], check=True)
     return bundled

@@ -108,6 +108,47 @@ static void test_status(void) {
   g_api->StatusRelease(NULL);
 }
 
+/* API version 7: tensors made in (and copied out of) device memory. Host
+ * memory works everywhere; CUDA works where a GPU answers and is refused
+ * otherwise (INVALID_ARGUMENT). */
+static void test_v7_device_values(void) {
+  static const float vals[3] = {1.f, -2.f, 3.5f};
+  static const int64_t three = 3;
+  float back[3] = {0.f, 0.f, 0.f};
+  OnyxMemoryInfo *cpu = NULL, *cuda = NULL;
+  OnyxValue* v = NULL;
+  size_t n = 0, i;
+  int have_cuda = 0;
+  const char* name = NULL;
+
+  if (OK(g_api->GetAvailableProviderCount(&n)))
+    for (i = 0; i < n; ++i)
+      if (OK(g_api->GetAvailableProviderName(i, &name)) && strcmp(name, "CUDAExecutionProvider") == 0) have_cuda = 1;
+  if (OK(g_api->MemoryInfoCreateCpu(ONYX_DEVICE_ALLOCATOR, ONYX_MEM_DEFAULT, &cpu))) {
+    if (OK(g_api->ValueCreateTensorOnDevice(cpu, vals, sizeof(vals), &three, 1, ONYX_TYPE_FLOAT, &v))) {
+      if (OK(g_api->ValueCopyTensorToHost(v, back, sizeof(back))))
+        CHECK(back[1] == -2.f && back[2] == 3.5f, "host copy of a host tensor");
+      EXPECT_CODE(g_api->ValueCopyTensorToHost(v, back, 4), ONYX_INVALID_ARGUMENT);
+      g_api->ValueRelease(v);
+      v = NULL;
+    }
+    EXPECT_CODE(g_api->ValueCreateTensorOnDevice(cpu, vals, 4, &three, 1, ONYX_TYPE_FLOAT, &v), ONYX_INVALID_ARGUMENT);
+    g_api->MemoryInfoRelease(cpu);
+  }
+  if (OK(g_api->MemoryInfoCreate("Cuda", ONYX_ARENA_ALLOCATOR, 0, ONYX_MEM_DEFAULT, &cuda))) {
+    if (!have_cuda) {
+      EXPECT_CODE(g_api->ValueCreateTensorOnDevice(cuda, vals, sizeof(vals), &three, 1, ONYX_TYPE_FLOAT, &v),
+                  ONYX_INVALID_ARGUMENT);
+    } else if (OK(g_api->ValueCreateTensorOnDevice(cuda, vals, sizeof(vals), &three, 1, ONYX_TYPE_FLOAT, &v))) {
+      back[0] = back[1] = back[2] = 0.f;
+      if (OK(g_api->ValueCopyTensorToHost(v, back, sizeof(back))))
+        CHECK(back[0] == 1.f && back[1] == -2.f && back[2] == 3.5f, "round trip through CUDA memory");
+      g_api->ValueRelease(v);
+    }
+    g_api->MemoryInfoRelease(cuda);
+  }
+}
+
 /* API version 6: sparse tensors, arena keys, memory info v2, LoRA adapters. */
 static void test_v6_values(void) {
   static const float vals[2] = {1.f, 2.f};
@@ -804,6 +845,7 @@ int main(int argc, char** argv) {
   test_providers();
   test_supported_operators();
   test_v6_values();
+  test_v7_device_values();
 
   EXPECT_CODE(g_api->EnvCreate(ONYX_LOG_WARNING, "capi_test", NULL), ONYX_INVALID_ARGUMENT);
   if (!OK(g_api->EnvCreate(ONYX_LOG_WARNING, "capi_test", &env))) return 1;

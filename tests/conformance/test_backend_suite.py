@@ -12,6 +12,9 @@ every collected test and an expected failure counts as not passed.
 
 ONYX_CONFORMANCE_BACKEND=onnxruntime runs the same tests on onnxruntime with no
 expected failures (tests/bench/conformance_onnxruntime.py prints that figure).
+ONYX_CONFORMANCE_DEVICE=CUDA runs the `_cuda` variants instead (the backend on
+CUDAExecutionProvider, nodes without a CUDA kernel on the CPU), with the same
+list of expected failures; tests/cuda/device_check.sh runs it on a GPU machine.
 ONYX_CONFORMANCE_NO_XFAIL=1 runs the listed tests as ordinary ones, to see their
 current errors when revising the list (tests/conformance/update_expected_failures.py).
 """
@@ -43,11 +46,13 @@ SUITES = {
 }
 
 
+DEVICE_SUFFIX = "_cuda" if os.environ.get("ONYX_CONFORMANCE_DEVICE", "CPU").upper() == "CUDA" else "_cpu"
+
 _backend_test = BackendTest(backend, __name__)
 SUITE_OF_TEST = {}
 for _cls_name, _suite in SUITES.items():
     for _name in vars(_backend_test.test_cases[_cls_name]):
-        if _name.startswith("test_") and _name.endswith("_cpu"):
+        if _name.startswith("test_") and _name.endswith(DEVICE_SUFFIX):
             SUITE_OF_TEST[_name] = _suite
 SELECTED = sorted(SUITE_OF_TEST)
 _backend_test.include("^(%s)$" % "|".join(re.escape(n) for n in SELECTED))
@@ -55,6 +60,8 @@ _backend_test.include("^(%s)$" % "|".join(re.escape(n) for n in SELECTED))
 EXPECTED_FAILURES = {}
 if BACKEND_NAME == "onyxruntime":
     EXPECTED_FAILURES = read_expected_failures(EXPECTED_FAILURES_FILE)
+    if DEVICE_SUFFIX != "_cpu":
+        EXPECTED_FAILURES = {n[: -len("_cpu")] + DEVICE_SUFFIX: why for n, why in EXPECTED_FAILURES.items()}
     _stale = sorted(set(EXPECTED_FAILURES) - set(SELECTED))
     if _stale:
         raise ValueError("expected_failures.txt names tests the suite does not have: %s" % ", ".join(_stale))

@@ -37,7 +37,7 @@ extern "C" {
 #define ONYX_EXPORT
 #endif /* ONYX_CFFI_CDEF */
 
-#define ONYX_API_VERSION 6
+#define ONYX_API_VERSION 7
 
 /* Error codes. Values are fixed forever; new codes are appended. */
 typedef enum OnyxErrorCode {
@@ -733,6 +733,27 @@ typedef struct OnyxApi {
    * ONYX_MODEL_LOAD_CANCELED; later creations too, until it is set back to 0.
    * Safe to call from any thread. */
   OnyxStatus* (*SessionOptionsSetLoadCancellation)(OnyxSessionOptions* options, int cancel);
+
+  /* ==== Version 7 ======================================================== */
+
+  /* ---- Device memory ------------------------------------------------------ */
+
+  /* A new tensor in the memory `info` names ("Cuda": on CUDA device
+   * info's device_id, through CUDAExecutionProvider's library; "Cpu": host
+   * memory), holding a copy of the `data_bytes` bytes of host memory at
+   * `host_data` (NULL: contents uninitialised; then `data_bytes` is ignored).
+   * `data_bytes` must equal the element count times the element size. Not for
+   * strings. Owned by the caller (ValueRelease); the device memory is freed
+   * then, even after the sessions using it are gone. ONYX_INVALID_ARGUMENT
+   * naming why when CUDA is not available here. The copy has finished on
+   * return. Thread-safe. */
+  OnyxStatus* (*ValueCreateTensorOnDevice)(const OnyxMemoryInfo* info, const void* host_data, size_t data_bytes,
+                                           const int64_t* shape, size_t rank, OnyxElementType type,
+                                           OnyxValue** out);
+  /* Copies tensor `value`'s data, in host or device memory, into the
+   * `data_bytes` bytes at `host_data` (exactly the tensor's size); the copy
+   * has finished on return. Not for strings. Thread-safe. */
+  OnyxStatus* (*ValueCopyTensorToHost)(const OnyxValue* value, void* host_data, size_t data_bytes);
 } OnyxApi;
 
 typedef struct OnyxApiBase {

@@ -7,7 +7,7 @@ import onnx
 from onnx import helper, shape_inference
 
 from ..capi._options import SessionOptions
-from ..capi.onnxruntime_inference_collection import InferenceSession, get_supported_operators
+from ..capi.onnxruntime_inference_collection import InferenceSession, get_available_providers, get_supported_operators
 from ..capi._errors import not_implemented
 from .backend_rep import OnyxRuntimeBackendRep
 
@@ -58,8 +58,11 @@ class OnyxRuntimeBackend:
 
     @classmethod
     def supports_device(cls, device):
-        """True for 'CPU', the only device this backend runs on."""
-        return device == _DEVICE
+        """True for 'CPU', and for 'CUDA' where CUDAExecutionProvider is
+        available (nodes without a CUDA kernel then run on the CPU)."""
+        if device == _DEVICE:
+            return True
+        return device == "CUDA" and "CUDAExecutionProvider" in get_available_providers()
 
     @classmethod
     def prepare(cls, model, device=None, **kwargs):
@@ -68,7 +71,7 @@ class OnyxRuntimeBackend:
         :param model: an onnx.ModelProto, serialized model bytes, a file path,
             an onyxruntime.InferenceSession or an OnyxRuntimeBackendRep (both
             returned wrapped as they are; kwargs are then ignored).
-        :param device: None or 'CPU'.
+        :param device: None or 'CPU', or 'CUDA' where available.
         :param kwargs: SessionOptions attributes of the same name, from
             onnxruntime's backend allowlist (graph_optimization_level,
             intra_op_num_threads, execution_mode, logid, ...); other
@@ -76,8 +79,8 @@ class OnyxRuntimeBackend:
             ignored (both as onnxruntime).
         """
         if device is not None and not cls.supports_device(device):
-            raise RuntimeError("Incompatible device: '%s' was requested but the onyxruntime backend runs only on '%s'"
-                               % (device, _DEVICE))
+            raise RuntimeError("Incompatible device: '%s' was requested but the onyxruntime backend runs here only "
+                               "on %s" % (device, "'CPU' and 'CUDA'" if cls.supports_device("CUDA") else "'CPU'"))
         if isinstance(model, OnyxRuntimeBackendRep):
             return model
         if isinstance(model, InferenceSession):
@@ -87,7 +90,10 @@ class OnyxRuntimeBackend:
         elif not isinstance(model, (bytes, bytearray, memoryview, str, os.PathLike)):
             raise TypeError("model must be an onnx.ModelProto, bytes or a path, got %s" % type(model).__name__)
         options = _session_options_from_kwargs(kwargs)
-        session = InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
+        providers = ["CPUExecutionProvider"]
+        if device == "CUDA":
+            providers.insert(0, "CUDAExecutionProvider")
+        session = InferenceSession(model, sess_options=options, providers=providers)
         return OnyxRuntimeBackendRep(session)
 
     @classmethod

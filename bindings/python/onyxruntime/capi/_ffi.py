@@ -28,7 +28,7 @@ lib = ffi.dlopen(_lib_path)
 # The table version this binding is written against. The preprocessed cdef
 # drops #defines, so ONYX_API_VERSION itself is not visible here; asking for
 # the version the code below uses is what the versioning scheme wants anyway.
-API_VERSION = 6
+API_VERSION = 7
 
 _base = lib.OnyxGetApiBase()
 api = _base.GetApi(API_VERSION)

@@ -8,14 +8,18 @@ keep alive, as in onnxruntime.
 
 import numpy as np
 
-from . import _values
+from . import _providers, _values
 from ._ffi import api, check, ffi, new_handle, status_to_exception, to_str
-from ._ortvalue import OrtValue, OrtValueVector, _check_device, _element_type_code, _shape_list
+from ._ortvalue import (_VALUE_KIND_TENSOR, OrtValue, OrtValueVector, _check_device, _element_type_code, _shape_list,
+                        device_to_numpy, tensor_device)
 
 
 def _device_memory_info(device_type, device_id):
-    """OnyxMemoryInfo for a device name; unknown or absent devices fail in
-    _check_device with the reason, so only 'cpu' gets here."""
+    """OnyxMemoryInfo for a device name: 'cpu', or 'cuda' where CUDA is usable
+    (caller memory at a device address: a torch tensor's data_ptr()); other
+    or absent devices fail in _check_device with the reason."""
+    if _providers.wants_cuda(device_type):
+        return _providers.cuda_memory_info(int(device_id) if isinstance(device_id, np.integer) else device_id)
     _check_device(device_type, device_id)
     return _values._cpu_memory_info()
 
@@ -190,6 +194,9 @@ class SessionIOBinding:
             if _values.value_kind(value) == 0:
                 raise RuntimeError("copy_outputs_to_cpu: output '%s' has not been produced yet: "
                                    "call run_with_iobinding first" % name)
+            if _values.value_kind(value) == _VALUE_KIND_TENSOR and tensor_device(value) != "cpu":
+                result.append(device_to_numpy(value))
+                continue
             result.append(_values.deep_copy(_values.output_object(name, value)))
         return result
 

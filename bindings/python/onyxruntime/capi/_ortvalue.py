@@ -10,7 +10,7 @@ for a value made from Python.
 
 import numpy as np
 
-from . import _dlpack, _values
+from . import _dlpack, _providers, _values
 from ._ffi import api, check, ffi, to_str
 from ._sparse import SparseTensor, _CSparseTensor, not_sparse
 from ._errors import exception_for_code
@@ -33,6 +33,28 @@ _VALUE_KIND_OPTIONAL = 4
 _VALUE_KIND_SPARSE = 5
 
 
+def tensor_device(value):
+    """Lower-case name of the memory holding tensor `value` ('cpu', 'cuda')."""
+    info = ffi.new("const OnyxMemoryInfo**")
+    check(api.ValueGetTensorMemoryInfo(value, info))
+    name = ffi.new("const char**")
+    check(api.MemoryInfoGetName(info[0], name))
+    return (to_str(name[0]) or "cpu").lower()
+
+
+def device_to_numpy(value):
+    """A numpy copy of tensor `value`, which is in device memory."""
+    elem, shape = _values._tensor_shape_and_type(value)
+    dtype = _values.numpy_dtype_for(elem)
+    if dtype is None or elem == _values.ONYX_STRING or elem in _values.PACKED_CODES:
+        raise exception_for_code(9, "a device tensor of element type %d cannot be copied into a numpy array" % elem,
+                                 RuntimeError)
+    out = np.empty(shape, dtype=dtype)
+    if out.nbytes:
+        check(api.ValueCopyTensorToHost(value, ffi.from_buffer(out), out.nbytes))
+    return out
+
+
 def _check_device(device_type, device_id):
     if not isinstance(device_type, str):
         raise TypeError("device_type must be a str such as 'cpu', got %r" % (device_type,))
@@ -44,6 +66,9 @@ def _check_device(device_type, device_id):
         # Exception) serves both callers' except clauses.
         if device_type.lower() == "cpu":
             why = "device names are lower case: use 'cpu'"
+        elif device_type == "cuda":
+            # No GPU, no driver or no provider library: the library says which.
+            why = "CUDA is not available here: %s" % _providers.unavailable_reason("CUDAExecutionProvider")
         elif device_type.lower() in _KNOWN_DEVICES:
             why = "this build of onyxruntime has no '%s' support; only 'cpu' memory is available" % device_type
         else:
@@ -139,12 +164,25 @@ class OrtValue(_values.ValueHolder):
         :param device_type: 'cpu' (the only device of this build).
         :param device_id: device index, ignored for 'cpu'.
         """
-        _check_device(device_type, device_id)
+        cuda = _providers.wants_cuda(device_type)
+        if not cuda:
+            _check_device(device_type, device_id)
         if not isinstance(numpy_obj, np.ndarray):
             # As onnxruntime (and with its exception class): no implicit
             # conversion of lists or numpy scalars.
             raise RuntimeError("OrtValue.ortvalue_from_numpy expects a numpy.ndarray, got %s"
                             % type(numpy_obj).__name__)
+        if cuda:
+            # A copy in CUDA memory, owned by the value.
+            arr = np.ascontiguousarray(numpy_obj)
+            code = _element_type_code(arr.dtype)
+            if code == _values.ONYX_STRING:
+                raise RuntimeError("OrtValue: string tensors cannot live in CUDA memory")
+            out = ffi.new("OnyxValue**")
+            buf = ffi.from_buffer("char[]", arr, require_writable=False) if arr.nbytes else ffi.NULL
+            check(api.ValueCreateTensorOnDevice(_providers.cuda_memory_info(int(device_id)), buf, arr.nbytes,
+                                                _values._shape_array(arr.shape), arr.ndim, code, out))
+            return cls(ffi.gc(out[0], api.ValueRelease))
         keep = []
         value = _values.input_value("ortvalue_from_numpy", numpy_obj, 0, keep)
         # `keep` holds what the value's memory depends on: the array actually
@@ -209,11 +247,17 @@ class OrtValue(_values.ValueHolder):
         :param device_type: 'cpu' (the only device of this build).
         :param device_id: device index, ignored for 'cpu'.
         """
-        _check_device(device_type, device_id)
+        cuda = _providers.wants_cuda(device_type)
+        if not cuda:
+            _check_device(device_type, device_id)
         dims = _shape_list(shape)
         code = _element_type_code(element_type)
         out = ffi.new("OnyxValue**")
-        check(api.ValueCreateTensor(ffi.NULL, _values._shape_array(dims), len(dims), code, out))
+        if cuda:
+            check(api.ValueCreateTensorOnDevice(_providers.cuda_memory_info(int(device_id)), ffi.NULL, 0,
+                                                _values._shape_array(dims), len(dims), code, out))
+        else:
+            check(api.ValueCreateTensor(ffi.NULL, _values._shape_array(dims), len(dims), code, out))
         return cls(ffi.gc(out[0], api.ValueRelease))
 
     @classmethod
@@ -389,14 +433,10 @@ class OrtValue(_values.ValueHolder):
         return to_str(text[0])
 
     def device_name(self):
-        """The device holding the data, in lower case: 'cpu'."""
+        """The device holding the data, in lower case: 'cpu' or 'cuda'."""
         if self._kind() == _VALUE_KIND_SPARSE:
             return "cpu"
-        info = ffi.new("const OnyxMemoryInfo**")
-        check(api.ValueGetTensorMemoryInfo(self._value, info))
-        name = ffi.new("const char**")
-        check(api.MemoryInfoGetName(info[0], name))
-        return (to_str(name[0]) or "cpu").lower()
+        return tensor_device(self._value)
 
     def data_ptr(self):
         """Address of the first element (0 for an empty tensor, as
@@ -424,6 +464,9 @@ class OrtValue(_values.ValueHolder):
                                      % self.data_type(), RuntimeError)
         if 0 in shape:
             return np.empty(shape, dtype=dtype)
+        if tensor_device(self._value) != "cpu":
+            # As onnxruntime: a device value's numpy() is a host copy.
+            return device_to_numpy(self._value)
         if elem in _values.PACKED_CODES:
             # Packed several per byte in memory: numpy gets an unpacked copy.
             return _values.output_array("OrtValue", self._value)

@@ -7,7 +7,7 @@ import threading
 import time
 import warnings
 
-from . import _values
+from . import _providers, _values
 from ._fastrun import FastRunner
 from ._device import OrtDevice, OrtDeviceVendorId, get_ort_device_type  # noqa: F401 - onnxruntime's names here
 from ._env import OrtMemoryInfo
@@ -195,9 +195,11 @@ def _normalize_providers(providers, provider_options, available, strict_str=True
 
     def add(name, options):
         if name not in available:
+            # onnxruntime's text, then why (the library's reason, for CUDA).
+            why = _providers.unavailable_reason(name) if name == "CUDAExecutionProvider" else None
             warnings.warn(
-                "Specified provider '{}' is not in available provider names.Available providers: '{}'".format(
-                    name, ", ".join(available)
+                "Specified provider '{}' is not in available provider names.Available providers: '{}'{}".format(
+                    name, ", ".join(available), ". " + why if why else ""
                 )
             )
         if name in ordered:
@@ -295,7 +297,11 @@ class InferenceSession:
             self._enable_fallback = False
 
     def _create_session(self, providers, provider_options):
-        available = get_available_providers()
+        # A CPU-only request need not ask about CUDA (which loads its library
+        # and wakes the GPU driver).
+        cpu_only = providers is None or all(
+            (p[0] if isinstance(p, tuple) and p else p) == "CPUExecutionProvider" for p in providers)
+        available = ["CPUExecutionProvider"] if cpu_only else get_available_providers()
         known = set(get_all_providers())
         names, options = _normalize_providers(providers, provider_options, available)
         handle = self._sess_options._clone_handle()

@@ -1,0 +1,43 @@
+// Device memory: a caching arena over cudaMalloc, one per session, so a
+// block freed by one session's stream is never handed to another stream's
+// kernels while the first may still read it. Never deleted: tensors handed to
+// the caller may outlive the session; Retire() (session end) frees the cache
+// and makes later Frees return blocks to CUDA at once.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "core/framework/allocator.h"
+
+namespace onyx {
+namespace cuda {
+
+class CudaArena final : public Allocator {
+ public:
+  CudaArena(int device_id, size_t limit, int extend_strategy);
+  // Throws OnyxException (FAIL, naming the size and gpu_mem_limit) when
+  // neither the cache nor cudaMalloc can serve it.
+  void* Alloc(size_t bytes) override;
+  void Free(void* p) override;
+  const MemoryInfo& Info() const override { return info_; }
+  void Trim() override;
+  void Retire();
+
+ private:
+  size_t Round(size_t bytes) const;
+  void TrimLocked();
+  MemoryInfo info_;
+  size_t limit_;  // 0: none
+  int extend_strategy_;
+  std::mutex mu_;
+  std::map<size_t, std::vector<void*>> cache_;  // size -> idle blocks
+  std::unordered_map<void*, size_t> size_of_;   // every block held, in use or idle
+  size_t held_ = 0;
+  bool retired_ = false;
+};
+
+}  // namespace cuda
+}  // namespace onyx

@@ -1,0 +1,151 @@
+"""GPU latency of onyxruntime's CUDA provider against onnxruntime's CUDA
+provider (when onnxruntime-gpu is installed) and torch eager (when torch is),
+on a transformer MLP block and the generated benchmark models (ResNet-50,
+BERT-base seq 128, GPT-2-style prefill of 128 tokens) at batch 1 and 32.
+
+A benchmark, not a test: before timing, the CUDA outputs are compared with the
+CPU provider's (1e-3 relative to each output's scale, fp32; TF32 stays off),
+and a mismatch is printed as such. Prints one line per model, batch and
+runtime: median ms over the timed runs (inputs fed from the host, outputs
+returned to the host, as sess.run does). Exits 2 when CUDA is not available.
+
+    python tests/cuda/bench_cuda.py [--models mlp,resnet50,bert,gpt2] [--batches 1,32] [--repeat 30]
+"""
+
+import argparse
+import importlib.util
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+import onyxruntime as rt
+
+REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+
+
+def mlp_model(hidden=768):
+    rng = np.random.default_rng(0)
+    w1 = numpy_helper.from_array((rng.standard_normal((hidden, 4 * hidden)) * 0.02).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array((rng.standard_normal((4 * hidden, hidden)) * 0.02).astype(np.float32), "w2")
+    g = numpy_helper.from_array(np.ones(hidden, np.float32), "g")
+    b = numpy_helper.from_array(np.zeros(hidden, np.float32), "b")
+    nodes = [helper.make_node("LayerNormalization", ["x", "g", "b"], ["ln"], axis=-1),
+             helper.make_node("MatMul", ["ln", "w1"], ["h"]), helper.make_node("Relu", ["h"], ["a"]),
+             helper.make_node("MatMul", ["a", "w2"], ["o"]), helper.make_node("Add", ["o", "x"], ["y"]),
+             helper.make_node("Softmax", ["y"], ["z"], axis=-1)]
+    graph = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", 128, hidden])],
+                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["B", 128, hidden])],
+                              [w1, w2, g, b])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def generated_model(name, out_dir):
+    spec = importlib.util.spec_from_file_location("gen", os.path.join(REPO_ROOT, "tests", "models", "generate.py"))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    with open(gen.ensure_model(out_dir, name, check=False), "rb") as f:
+        return f.read()
+
+
+def feeds_for(sess, batch, seq=128):
+    """Inputs from the session's declared ones: symbolic batch dims -> batch,
+    other symbolic dims -> seq (0 for a KV cache's past), ids in [0, 1000)."""
+    rng = np.random.default_rng(batch)
+    feeds = {}
+    for i in sess.get_inputs():
+        shape = []
+        for k, d in enumerate(i.shape):
+            if isinstance(d, int):
+                shape.append(d)
+            elif k == 0:
+                shape.append(batch)
+            else:
+                shape.append(0 if "past" in i.name and k == 2 else seq)
+        if "int64" in i.type:
+            feeds[i.name] = (np.ones(shape, np.int64) if "mask" in i.name
+                             else np.zeros(shape, np.int64) if "token_type" in i.name
+                             else rng.integers(0, 1000, shape, dtype=np.int64))
+        else:
+            feeds[i.name] = rng.standard_normal(shape).astype(np.float32)
+    return feeds
+
+
+def timed(fn, repeat, warmup=3):
+    for _ in range(warmup):
+        fn()
+    t = []
+    for _ in range(repeat):
+        s = time.perf_counter()
+        fn()
+        t.append((time.perf_counter() - s) * 1e3)
+    return statistics.median(t)
+
+
+def compare(got, want):
+    worst = 0.0
+    for g, w in zip(got, want):
+        scale = max(1.0, float(np.max(np.abs(w)))) if w.size else 1.0
+        worst = max(worst, float(np.max(np.abs(g - w))) / scale if w.size else 0.0)
+    return worst
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--models", default="mlp,resnet50,bert,gpt2")
+    ap.add_argument("--batches", default="1,32")
+    ap.add_argument("--repeat", type=int, default=30)
+    args = ap.parse_args()
+    if "CUDAExecutionProvider" not in rt.get_available_providers():
+        from onyxruntime.capi import _providers
+        print("CUDA is not available: %s" % _providers.unavailable_reason("CUDAExecutionProvider"))
+        return 2
+    try:
+        import onnxruntime as ort
+        ort_cuda = "CUDAExecutionProvider" in ort.get_available_providers()
+    except ImportError:
+        ort, ort_cuda = None, False
+    print("peers: onnxruntime-cuda %s" % ("yes" if ort_cuda else "no"))
+    out_dir = os.environ.get("ONYX_MODEL_DIR", os.path.join(tempfile.gettempdir(), "onyx_bench_models"))
+    for name in args.models.split(","):
+        model = mlp_model() if name == "mlp" else generated_model(name, out_dir)
+        onyx = rt.InferenceSession(model, providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
+        cpu = rt.InferenceSession(model, providers=["CPUExecutionProvider"])
+        ort_sess = ort.InferenceSession(model, providers=["CUDAExecutionProvider"]) if ort_cuda else None
+        for batch in (int(b) for b in args.batches.split(",")):
+            feeds = feeds_for(onyx, batch)
+            err = compare(onyx.run(None, feeds), cpu.run(None, feeds)) if batch == 1 or name == "mlp" else None
+            line = "%s b%d onyx-cuda %.3f ms" % (name, batch, timed(lambda: onyx.run(None, feeds), args.repeat))
+            if err is not None:
+                line += " (max rel diff vs CPU %.1e%s)" % (err, "" if err < 1e-3 else " MISMATCH")
+            if ort_sess is not None:
+                ms = timed(lambda: ort_sess.run(None, feeds), args.repeat)
+                line += ", onnxruntime-cuda %.3f ms" % ms
+            print(line, flush=True)
+        try:
+            import torch
+            if name == "mlp" and torch.cuda.is_available():
+                torch.backends.cuda.matmul.allow_tf32 = False
+                rng = np.random.default_rng(0)
+                w1 = torch.tensor((rng.standard_normal((768, 3072)) * 0.02).astype(np.float32)).cuda()
+                w2 = torch.tensor((rng.standard_normal((3072, 768)) * 0.02).astype(np.float32)).cuda()
+                for batch in (int(b) for b in args.batches.split(",")):
+                    x = feeds_for(onyx, batch)["x"]
+
+                    def run_torch():
+                        t = torch.from_numpy(x).cuda()
+                        y = torch.relu(torch.nn.functional.layer_norm(t, (768,)) @ w1) @ w2 + t
+                        return torch.softmax(y, -1).cpu().numpy()
+
+                    print("mlp b%d torch-eager %.3f ms" % (batch, timed(run_torch, args.repeat)), flush=True)
+        except ImportError:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

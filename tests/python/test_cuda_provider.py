@@ -1,0 +1,322 @@
+"""CUDAExecutionProvider: what holds on every machine (the provider library is
+built beside the main one, the main library has no CUDA link, asking for CUDA
+without a GPU warns naming why and runs on the CPU), and the GPU checks, which
+skip cleanly where no CUDA device answers (tests/cuda/device_check.sh runs them
+on a GPU machine).
+"""
+
+import os
+import shutil
+import subprocess
+import warnings
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+import onyxruntime as rt
+
+PKG_DIR = os.path.dirname(rt.__file__)
+PROVIDER_LIB = os.path.join(PKG_DIR, "libonyxruntime_providers_cuda.so")
+MAIN_LIB = os.path.join(PKG_DIR, "libonyxruntime.so")
+HAS_TOOLKIT = os.path.exists("/usr/local/cuda/bin/nvcc")
+CUDA = "CUDAExecutionProvider" in rt.get_available_providers()
+needs_gpu = pytest.mark.skipif(not CUDA, reason="no CUDA device answers here (CUDAExecutionProvider not available)")
+
+
+def _dynamic(path):
+    return subprocess.run(["readelf", "-d", "-W", path], check=True, capture_output=True, text=True).stdout
+
+
+def _needed(path):
+    return [line.split("[", 1)[1].rstrip("]") for line in _dynamic(path).splitlines() if "(NEEDED)" in line]
+
+
+@pytest.mark.skipif(shutil.which("readelf") is None, reason="readelf not installed")
+def test_main_library_has_no_cuda_link():
+    needed = _needed(MAIN_LIB)
+    cuda = [n for n in needed if any(k in n for k in ("cuda", "cublas", "cudnn", "nvrtc"))]
+    assert not cuda, "libonyxruntime.so links CUDA libraries: %s" % cuda
+
+
+@pytest.mark.skipif(not HAS_TOOLKIT, reason="no CUDA toolkit: the provider library is not built")
+@pytest.mark.skipif(shutil.which("nm") is None, reason="nm not installed")
+def test_provider_library_is_built_and_self_contained():
+    assert os.path.exists(PROVIDER_LIB), "the CUDA toolkit is here but %s was not built" % PROVIDER_LIB
+    needed = _needed(PROVIDER_LIB)
+    # The CUDA runtime is static; cuBLAS is opened at run time by soname.
+    assert not [n for n in needed if "onyxruntime" in n or "cublas" in n or "cudart" in n or "cudnn" in n], needed
+    exported = subprocess.run(["nm", "-D", "--defined-only", PROVIDER_LIB], check=True, capture_output=True,
+                              text=True).stdout.split()
+    assert "OnyxCudaProviderGetApi" in exported
+    assert not [s for s in exported if "onyx" in s and s != "OnyxCudaProviderGetApi"], "private symbols exported"
+    # Nothing left for the main library to provide: no undefined onyx:: symbols.
+    undefined = subprocess.run(["nm", "-D", "-C", "--undefined-only", PROVIDER_LIB], check=True,
+                               capture_output=True, text=True).stdout
+    assert "onyx::" not in undefined and "Onyx" not in undefined, undefined
+
+
+def _model(opset=17):
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 4])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2, 3])
+    w = helper.make_tensor("W", TensorProto.FLOAT, [4, 3], np.linspace(-1, 1, 12).astype(np.float32).ravel())
+    nodes = [helper.make_node("MatMul", ["X", "W"], ["M"]), helper.make_node("Relu", ["M"], ["R"]),
+             helper.make_node("Softmax", ["R"], ["Y"], axis=-1)]
+    g = helper.make_graph(nodes, "cuda_smoke", [x], [y], [w])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+
+
+@pytest.mark.skipif(CUDA, reason="this machine has a CUDA device")
+def test_without_gpu_cuda_is_not_listed_and_a_request_falls_back_with_the_reason():
+    assert "CUDAExecutionProvider" not in rt.get_available_providers()
+    assert "CUDAExecutionProvider" in rt.get_all_providers()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sess = rt.InferenceSession(_model(), providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
+    text = " ".join(str(w.message) for w in caught)
+    assert "Specified provider 'CUDAExecutionProvider' is not in available provider names" in text
+    # The library's reason follows: which file failed to load, or what CUDA said.
+    assert "is not available: " in text
+    assert ("no usable CUDA device" in text or "cannot load" in text or "no CUDA device" in text), text
+    assert sess.get_providers() == ["CPUExecutionProvider"]
+    x = np.ones((2, 4), np.float32)
+    assert sess.run(None, {"X": x})[0].shape == (2, 3)
+
+
+@pytest.mark.skipif(CUDA, reason="this machine has a CUDA device")
+def test_without_gpu_cuda_values_are_refused_naming_why():
+    for make in (lambda: rt.OrtValue.ortvalue_from_numpy(np.zeros(3, np.float32), "cuda", 0),
+                 lambda: rt.OrtValue.ortvalue_from_shape_and_type([3], np.float32, "cuda", 0)):
+        with pytest.raises(RuntimeError, match="'cuda': CUDA is not available here: execution provider "
+                                               "'CUDAExecutionProvider' is not available: "):
+            make()
+
+
+@pytest.mark.skipif(CUDA, reason="this machine has a CUDA device")
+def test_without_gpu_c_api_append_is_an_error_naming_why():
+    from onyxruntime.capi import _providers
+    why = _providers.unavailable_reason("CUDAExecutionProvider")
+    assert why and "'CUDAExecutionProvider' is not available: " in why
+
+
+def test_cpu_provider_options_stay_refused():
+    with pytest.raises(Exception, match="provider option 'foo' of CPUExecutionProvider is not supported"):
+        rt.InferenceSession(_model(), providers=[("CPUExecutionProvider", {"foo": "1"})])
+
+
+# ---- GPU checks: run by tests/cuda/device_check.sh on the device machine ----
+
+def _cuda_session(model, **options):
+    return rt.InferenceSession(model, providers=[("CUDAExecutionProvider", options), "CPUExecutionProvider"])
+
+
+@needs_gpu
+def test_gpu_small_model_matches_cpu():
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    want = rt.InferenceSession(_model(), providers=["CPUExecutionProvider"]).run(None, {"X": x})[0]
+    sess = _cuda_session(_model())
+    assert sess.get_providers()[0] == "CUDAExecutionProvider"
+    np.testing.assert_allclose(sess.run(None, {"X": x})[0], want, rtol=1e-3, atol=1e-3)
+
+
+@needs_gpu
+@pytest.mark.parametrize("key,value", [("device_id", "x"), ("gpu_mem_limit", "lots"), ("use_tf32", "maybe"),
+                                       ("no_such_option", "1")])
+def test_gpu_bad_provider_option_names_it(key, value):
+    with pytest.raises(Exception, match="'%s'" % key):
+        rt.InferenceSession(_model(), providers=[("CUDAExecutionProvider", {key: value})],
+                            enable_fallback=0)
+
+
+def _elementwise_cases():
+    rng = np.random.default_rng(1)  # also the later cases' inputs
+    a = rng.standard_normal((3, 1, 5)).astype(np.float32)
+    b = rng.standard_normal((4, 5)).astype(np.float32) + 2
+    for op in ("Add", "Sub", "Mul", "Div", "Max", "Min"):
+        yield op, [a, b], {}
+    for op in ("Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Erf"):
+        yield op, [a], {}
+    yield "Softmax", [a], {"axis": 1}
+    yield "Transpose", [a], {"perm": [2, 0, 1]}
+    yield "Gather", [b, np.array([[3, 0], [-1, 2]], np.int64)], {"axis": 0}
+    yield "Concat", [a[:, :, :2], a[:, :, 2:]], {"axis": 2}
+    yield "Where", [a > 0, a, np.float32(0) * a], {}
+    yield "ReduceMean", [b], {"axes": [1], "keepdims": 0}
+    yield "Pow", [np.abs(a) + 0.5, np.full((1, 5), 1.5, np.float32)], {}
+    for op in ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"):
+        yield op, [np.round(a), np.round(b)], {}
+    yield "Cast", [a], {"to": TensorProto.FLOAT16}
+    yield "Cast", [a * 10], {"to": TensorProto.INT64}
+    yield "Expand", [a, np.array([2, 3, 4, 5], np.int64)], {}
+    yield "Slice", [b, np.array([1, -1], np.int64), np.array([4, -6], np.int64), np.array([0, 1], np.int64),
+                    np.array([2, -2], np.int64)], {}
+    yield "MatMul", [rng.standard_normal((2, 3, 4, 8)).astype(np.float32),
+                     rng.standard_normal((8, 5)).astype(np.float32)], {}
+    yield "MatMul", [rng.standard_normal((3, 4, 8)).astype(np.float32),
+                     rng.standard_normal((3, 8, 5)).astype(np.float32)], {}
+    yield "Gemm", [rng.standard_normal((4, 8)).astype(np.float32), rng.standard_normal((5, 8)).astype(np.float32),
+                   rng.standard_normal((5,)).astype(np.float32)], {"transB": 1, "alpha": 0.5, "beta": 2.0}
+    yield "LayerNormalization", [b, np.linspace(0.5, 1.5, 5).astype(np.float32), np.ones(5, np.float32)], {}
+    img = rng.standard_normal((2, 3, 9, 9)).astype(np.float32)
+    yield "Conv", [img, rng.standard_normal((4, 3, 3, 3)).astype(np.float32),
+                   rng.standard_normal(4).astype(np.float32)], {"pads": [1, 1, 1, 1], "strides": [2, 2]}
+    yield "Conv", [img, rng.standard_normal((3, 1, 3, 3)).astype(np.float32)], {"group": 3}
+    yield "MaxPool", [img], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
+    yield "AveragePool", [img], {"kernel_shape": [2, 2], "strides": [2, 2]}
+    yield "GlobalAveragePool", [img], {}
+    stats = [np.linspace(0.5, 1.5, 3).astype(np.float32), np.array([0.1, -0.2, 0.3], np.float32),
+             np.array([0.0, 0.5, -0.5], np.float32), np.array([1.0, 2.0, 0.5], np.float32)]
+    yield "BatchNormalization", [img] + stats, {}
+    yield "Reshape", [img, np.array([2, -1], np.int64)], {}
+    yield "Unsqueeze", [b, np.array([0, 3], np.int64)], {}
+
+
+@needs_gpu
+@pytest.mark.parametrize("op,inputs,attrs", list(_elementwise_cases()), ids=lambda v: v if isinstance(v, str) else "")
+def test_gpu_kernel_matches_reference(op, inputs, attrs):
+    from onnx.reference import ReferenceEvaluator
+    names = ["in%d" % i for i in range(len(inputs))]
+    vis = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
+           for n, v in zip(names, inputs)]
+    out = helper.make_tensor_value_info("out", TensorProto.UNDEFINED, None)
+    g = helper.make_graph([helper.make_node(op, names, ["out"], **attrs)], "k", vis, [out])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    feeds = dict(zip(names, inputs))
+    want = ReferenceEvaluator(m).run(None, feeds)[0]
+    sess = _cuda_session(m.SerializeToString())
+    assert sess.get_providers()[0] == "CUDAExecutionProvider"
+    got = sess.run(None, feeds)[0]
+    if want.dtype == np.bool_ or np.issubdtype(want.dtype, np.integer):
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-3, atol=1e-4)
+
+
+@needs_gpu
+def test_gpu_assignments_put_supported_nodes_on_cuda():
+    sess = _cuda_session(_model())
+    ops = {}
+    for sub in sess.get_provider_assignment() if hasattr(sess, "get_provider_assignment") else []:
+        for node in sub.get_nodes():
+            ops[node.op_type] = sub.ep_name
+    if ops:
+        assert ops.get("MatMul") == "CUDAExecutionProvider"
+
+
+@needs_gpu
+def test_gpu_iobinding_cpu_round_trip():
+    x = np.random.default_rng(2).standard_normal((2, 4)).astype(np.float32)
+    sess = _cuda_session(_model())
+    want = sess.run(None, {"X": x})[0]
+    binding = sess.io_binding()
+    binding.bind_cpu_input("X", x)
+    binding.bind_output("Y")
+    sess.run_with_iobinding(binding)
+    np.testing.assert_allclose(binding.copy_outputs_to_cpu()[0], want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.skipif(CUDA, reason="this machine has a CUDA device")
+def test_without_gpu_device_pointers_are_refused_naming_why():
+    sess = rt.InferenceSession(_model(), providers=["CPUExecutionProvider"])
+    binding = sess.io_binding()
+    with pytest.raises(RuntimeError, match="'cuda': CUDA is not available here"):
+        binding.bind_input("X", "cuda", 0, np.float32, [2, 4], 1 << 20)
+    with pytest.raises(RuntimeError, match="'cuda': CUDA is not available here"):
+        binding.bind_output("Y", "cuda", 0, np.float32, [2, 3], 1 << 20)
+
+
+def _torch_cuda():
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch if torch.cuda.is_available() else None
+
+
+@needs_gpu
+def test_gpu_iobinding_torch_device_buffers_in_and_out():
+    torch = _torch_cuda()
+    if torch is None:
+        pytest.skip("torch with CUDA is not installed")
+    x = torch.randn(2, 4, device="cuda", dtype=torch.float32)
+    y = torch.empty(2, 3, device="cuda", dtype=torch.float32)
+    sess = _cuda_session(_model())
+    binding = sess.io_binding()
+    binding.bind_input("X", "cuda", 0, np.float32, [2, 4], x.data_ptr())
+    binding.bind_output("Y", "cuda", 0, np.float32, [2, 3], y.data_ptr())
+    sess.run_with_iobinding(binding)
+    want = rt.InferenceSession(_model(), providers=["CPUExecutionProvider"]).run(None, {"X": x.cpu().numpy()})[0]
+    np.testing.assert_allclose(y.cpu().numpy(), want, rtol=1e-3, atol=1e-3)
+    out = binding.get_outputs()[0]
+    assert out.device_name() == "cuda"
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-3, atol=1e-3)  # a host copy, as onnxruntime
+    # A device input with an output bound to the CPU: the session copies it out.
+    binding.bind_output("Y", "cpu")
+    sess.run_with_iobinding(binding)
+    np.testing.assert_allclose(binding.copy_outputs_to_cpu()[0], want, rtol=1e-3, atol=1e-3)
+
+
+@needs_gpu
+def test_gpu_ortvalues_in_cuda_memory_round_trip_and_feed_a_session():
+    x = np.random.default_rng(3).standard_normal((2, 4)).astype(np.float32)
+    v = rt.OrtValue.ortvalue_from_numpy(x, "cuda", 0)
+    assert v.device_name() == "cuda"
+    np.testing.assert_array_equal(v.numpy(), x)
+    empty = rt.OrtValue.ortvalue_from_shape_and_type([2, 3], np.float32, "cuda", 0)
+    assert empty.device_name() == "cuda" and empty.shape() == [2, 3]
+    sess = _cuda_session(_model())
+    want = rt.InferenceSession(_model(), providers=["CPUExecutionProvider"]).run(None, {"X": x})[0]
+    binding = sess.io_binding()
+    binding.bind_ortvalue_input("X", v)
+    binding.bind_ortvalue_output("Y", empty)
+    sess.run_with_iobinding(binding)
+    np.testing.assert_allclose(empty.numpy(), want, rtol=1e-3, atol=1e-3)
+    got = sess.run_with_ort_values(["Y"], {"X": v})[0]
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-3, atol=1e-3)
+
+
+def test_host_values_through_the_device_calls():
+    """ValueCreateTensorOnDevice / ValueCopyTensorToHost (C API v7) with host
+    memory work everywhere."""
+    from onyxruntime.capi._ffi import api, check, ffi
+    from onyxruntime.capi import _values
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    out = ffi.new("OnyxValue**")
+    check(api.ValueCreateTensorOnDevice(_values._cpu_memory_info(), ffi.from_buffer(x), x.nbytes,
+                                        _values._shape_array(x.shape), 2, 1, out))
+    value = ffi.gc(out[0], api.ValueRelease)
+    back = np.zeros_like(x)
+    check(api.ValueCopyTensorToHost(value, ffi.from_buffer(back), back.nbytes))
+    np.testing.assert_array_equal(back, x)
+
+
+@needs_gpu
+@pytest.mark.parametrize("name", ["resnet50", "bert", "gpt2"])
+def test_gpu_benchmark_models_match_cpu(name, tmp_path_factory):
+    """The generated benchmark models (small BERT/GPT-2) on CUDA match the CPU
+    provider to 1e-3 of each output's scale (fp32; TF32 off)."""
+    import importlib.util
+    gen_path = os.path.join(os.path.dirname(__file__), os.pardir, "models", "generate.py")
+    spec = importlib.util.spec_from_file_location("gen", gen_path)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    model = gen.build(name, small=name != "resnet50").SerializeToString()
+    cpu = rt.InferenceSession(model, providers=["CPUExecutionProvider"])
+    sess = _cuda_session(model)
+    rng = np.random.default_rng(7)
+    feeds = {}
+    for i in cpu.get_inputs():
+        shape = [d if isinstance(d, int) else (2 if k == 0 else (0 if "past" in i.name and k == 2 else 16))
+                 for k, d in enumerate(i.shape)]
+        if "int64" not in i.type:
+            feeds[i.name] = rng.standard_normal(shape).astype(np.float32)
+        elif "mask" in i.name:
+            feeds[i.name] = np.ones(shape, np.int64)
+        elif "token_type" in i.name:
+            feeds[i.name] = np.zeros(shape, np.int64)
+        else:
+            feeds[i.name] = rng.integers(0, 1000, shape, dtype=np.int64)
+    for got, want in zip(sess.run(None, feeds), cpu.run(None, feeds)):
+        scale = max(1.0, float(np.max(np.abs(want)))) if want.size else 1.0
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-3 * scale)
