@@ -67,7 +67,7 @@ bool MatchDeviation(const Graph& graph, const GraphIndex& idx, const std::string
   const std::string e = OtherInput(graph.nodes[add], var);
   if (e.empty() || !ConstantScalar(graph, e, &eps) || eps < 0) return false;
   const int sqrt = SoleConsumer(graph, idx, graph.nodes[add].outputs[0], "Sqrt");
-  if (sqrt < 0) return false;
+  if (sqrt < 0 || !idx.HasSingleUse(graph.nodes[sqrt].outputs[0])) return false;
   nodes->insert(nodes->end(), {mean, add, sqrt});
   *epsilon = static_cast<float>(eps);
   *root = graph.nodes[sqrt].outputs[0];
