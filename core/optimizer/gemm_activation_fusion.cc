@@ -7,26 +7,39 @@
 // it is in cache, instead of a second pass over Y. Matrices made by
 // matmul_add_fusion (MatMul + bias on 2-D inputs) get the same treatment.
 // Only float Gemms whose output the activation alone reads.
+#include <vector>
+
 #include "core/optimizer/transformer_util.h"
 
 namespace onyx {
 namespace optimizer {
 namespace {
 
-// The activations FusedGemm runs, with the attributes each one has.
+// The activations FusedGemm runs, with their attributes and ONNX's defaults.
+// onnxruntime's kernel requires each parameter spelled out.
+struct Param {
+  const char* name;
+  float dflt;
+};
 struct ActivationAttrs {
   const char* op;
-  const char* alpha;
-  const char* beta;
-  const char* gamma;
+  std::vector<Param> params;
 };
-constexpr ActivationAttrs kActivations[] = {
-    {"Relu", nullptr, nullptr, nullptr},       {"LeakyRelu", "alpha", nullptr, nullptr},
-    {"Tanh", nullptr, nullptr, nullptr},       {"Sigmoid", nullptr, nullptr, nullptr},
-    {"HardSigmoid", "alpha", "beta", nullptr}, {"Elu", "alpha", nullptr, nullptr},
-    {"Selu", "alpha", nullptr, "gamma"},       {"Softsign", nullptr, nullptr, nullptr},
-    {"Softplus", nullptr, nullptr, nullptr},   {"ThresholdedRelu", "alpha", nullptr, nullptr},
-};
+const std::vector<ActivationAttrs>& Activations() {
+  static const std::vector<ActivationAttrs> kActivations = {
+      {"Relu", {}},
+      {"LeakyRelu", {{"alpha", 0.01f}}},
+      {"Tanh", {}},
+      {"Sigmoid", {}},
+      {"HardSigmoid", {{"alpha", 0.2f}, {"beta", 0.5f}}},
+      {"Elu", {{"alpha", 1.f}}},
+      {"Selu", {{"alpha", 1.67326319217681884765625f}, {"gamma", 1.05070102214813232421875f}}},
+      {"Softsign", {}},
+      {"Softplus", {}},
+      {"ThresholdedRelu", {{"alpha", 1.f}}},
+  };
+  return kActivations;
+}
 
 bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   Node& gemm = graph.nodes[i];
@@ -40,7 +53,7 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   const Node& act = graph.nodes[use.first];
   if (!act.domain.empty() || act.inputs.size() != 1 || act.outputs.size() != 1) return false;
   const ActivationAttrs* kind = nullptr;
-  for (const auto& a : kActivations)
+  for (const auto& a : Activations())
     if (act.op_type == a.op) kind = &a;
   if (kind == nullptr) return false;
   Node fused = gemm;
@@ -52,11 +65,12 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   name.type = Attribute::Type::kString;
   name.s = act.op_type;
   fused.attrs["activation"] = name;
-  const std::pair<const char*, const char*> renames[] = {
-      {kind->alpha, "activation_alpha"}, {kind->beta, "activation_beta"}, {kind->gamma, "activation_gamma"}};
-  for (const auto& r : renames)
-    if (r.first != nullptr)
-      if (const Attribute* v = act.Attr(r.first)) fused.attrs[r.second] = *v;
+  for (const Param& p : kind->params) {
+    Attribute v;
+    v.type = Attribute::Type::kFloat;
+    v.f = act.AttrFloat(p.name, p.dflt);
+    fused.attrs[std::string("activation_") + p.name] = v;
+  }
   fused.outputs = act.outputs;
   ReplacePattern(graph, {static_cast<int>(i), use.first}, std::move(fused));
   return true;
