@@ -32,6 +32,7 @@ const std::vector<Entry>& Entries() {
       {{"skip_layer_norm_fusion", "SkipLayerNormFusion", kOptimizeExtended}, optimizer::FuseSkipLayerNorm},
       {{"gelu_fusion", "GeluFusion", kOptimizeExtended}, optimizer::FuseGelu},
       {{"bias_gelu_fusion", "BiasGeluFusion", kOptimizeExtended}, optimizer::FuseBiasGelu},
+      {{"attention_fusion", "AttentionFusion", kOptimizeExtended}, optimizer::FuseAttention},
   };
   return kEntries;
 }

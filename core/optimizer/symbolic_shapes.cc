@@ -221,6 +221,11 @@ void SymbolicShapes::Visit(const Node& n) {
   } else if (onnx && op == "Shape" && dims(0) && !n.Attr("start") && !n.Attr("end")) {
     rule = {static_cast<Sym>(dims(0)->size())};
     have = true;
+  } else if (n.domain == kMsDomain && op == "Attention" && dims(0) && dims(0)->size() == 3) {
+    // [batch, sequence, v hidden]: the last from the type.
+    rule = *dims(0);
+    rule.back() = Fresh();
+    have = true;
   }
 
   for (size_t k = 0; k < n.outputs.size(); ++k) {

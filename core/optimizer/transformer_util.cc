@@ -217,6 +217,25 @@ bool IsLastAxisMean(const Graph& graph, const Node& reduce, int rank) {
   return axes[0] == -1 || axes[0] == rank - 1;
 }
 
+size_t RemoveDeadNodes(Graph& graph) {
+  size_t removed = 0;
+  for (bool again = true; again;) {
+    again = false;
+    GraphIndex idx(graph);
+    for (size_t i = graph.nodes.size(); i-- > 0;) {
+      const Node& n = graph.nodes[i];
+      bool dead = true;
+      for (const auto& o : n.outputs) dead = dead && (o.empty() || idx.IsUnused(o));
+      if (!dead || n.outputs.empty()) continue;
+      for (const auto& o : n.outputs) graph.value_types.erase(o);
+      graph.nodes.erase(graph.nodes.begin() + i);
+      ++removed;
+      again = true;
+    }
+  }
+  return removed;
+}
+
 void MakeIdentity(Node* node) {
   node->op_type = "Identity";
   node->domain.clear();

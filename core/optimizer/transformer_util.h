@@ -29,6 +29,7 @@ Status FuseSkipLayerNorm(Graph& graph, const OptimizerContext& ctx, bool* change
 Status FuseGelu(Graph& graph, const OptimizerContext& ctx, bool* changed);// gelu_fusion.cc
 Status FuseBiasGelu(Graph& graph, const OptimizerContext& ctx, bool* changed);// bias_gelu_fusion.cc
 Status FuseGemmActivation(Graph& graph, const OptimizerContext& ctx, bool* changed);// gemm_activation_fusion.cc
+Status FuseAttention(Graph& graph, const OptimizerContext& ctx, bool* changed);// attention_fusion.cc
 Status OptimizeTransposes(Graph& graph, const OptimizerContext& ctx, bool* changed);// transpose_optimizer.cc
 Status FuseReshapes(Graph& graph, const OptimizerContext& ctx, bool* changed);// reshape_fusion.cc
 Status EliminateCasts(Graph& graph, const OptimizerContext& ctx, bool* changed);// cast_elimination.cc
@@ -127,6 +128,10 @@ bool IsLastAxisMean(const Graph& graph, const Node& reduce, int rank);
 // position after every producer of the pattern's inputs. Values the
 // pattern computed and `fused` does not output lose their types.
 void ReplacePattern(Graph& graph, std::vector<int> pattern, Node fused);
+
+// Drops the nodes none of whose outputs is read (by a node, a subgraph or
+// as a graph output), repeatedly; returns how many went.
+size_t RemoveDeadNodes(Graph& graph);
 
 // Turns `node` into an Identity of its first input (identity_elimination
 // then lets its readers use that input directly).
