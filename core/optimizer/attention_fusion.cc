@@ -123,13 +123,6 @@ std::shared_ptr<Tensor> Concat(const std::vector<const Tensor*>& parts, int64_t 
   return out;
 }
 
-Attribute FloatAttr(float v) {
-  Attribute a;
-  a.type = Attribute::Type::kFloat;
-  a.f = v;
-  return a;
-}
-
 bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   const Node& softmax = graph.nodes[i];
   if (!IsOnnxOp(softmax, "Softmax") || softmax.outputs.size() != 1) return false;
@@ -224,17 +217,11 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   }
 
   Node fused;
-  fused.name = softmax.name + "/Attention";
-  fused.op_type = "Attention";
-  fused.domain = kMsDomain;
-  fused.since_version = kMsOpset;
+  MakeContrib(&fused, softmax.name, "Attention");
   const std::string w_name = UniqueValueName(graph, idx, q.weight + "_qkv");
   const std::string b_name = UniqueValueName(graph, idx, q.bias + "_qkv");
   fused.inputs = {x, w_name, b_name};
-  Attribute n;
-  n.type = Attribute::Type::kInt;
-  n.i = heads;
-  fused.attrs["num_heads"] = n;
+  fused.attrs["num_heads"] = IntAttr(heads);
   fused.attrs["scale"] = FloatAttr(scale);
   fused.outputs = {y};
 
@@ -258,10 +245,7 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
         cast.since_version = softmax.since_version;
         cast.inputs = {mask};
         cast.outputs = {mask32};
-        Attribute to;
-        to.type = Attribute::Type::kInt;
-        to.i = static_cast<int64_t>(ElemType::kInt32);
-        cast.attrs["to"] = to;
+        cast.attrs["to"] = IntAttr(static_cast<int64_t>(ElemType::kInt32));
         cast_at = 0;
       }
     }

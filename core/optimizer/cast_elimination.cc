@@ -70,10 +70,7 @@ bool TryEliminate(Graph& graph, const GraphIndex& idx, size_t i) {
   Node fused = outer;
   fused.inputs[0] = x;
   if (to == orig) MakeIdentity(&fused);
-  if (idx.HasSingleUse(outer.inputs[0]))
-    ReplacePattern(graph, {p, static_cast<int>(i)}, std::move(fused));
-  else
-    graph.nodes[i] = std::move(fused);
+  ReplaceOuter(graph, idx, p, static_cast<int>(i), std::move(fused));
   return true;
 }
 

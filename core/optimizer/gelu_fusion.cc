@@ -67,10 +67,7 @@ bool MatchGate(const Graph& graph, const GraphIndex& idx, const std::string& x, 
 
 Node MakeGelu(const Node& anchor, const char* op, const std::string& x, const std::string& out) {
   Node n;
-  n.name = anchor.name + "/" + op;
-  n.op_type = op;
-  n.domain = kMsDomain;
-  n.since_version = kMsOpset;
+  MakeContrib(&n, anchor.name, op);
   n.inputs = {x};
   n.outputs = {out};
   return n;

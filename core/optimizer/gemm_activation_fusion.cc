@@ -57,20 +57,10 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
     if (act.op_type == a.op) kind = &a;
   if (kind == nullptr) return false;
   Node fused = gemm;
-  fused.name = gemm.name + "/FusedGemm";
-  fused.op_type = "FusedGemm";
-  fused.domain = kMsDomain;
-  fused.since_version = kMsOpset;
-  Attribute name;
-  name.type = Attribute::Type::kString;
-  name.s = act.op_type;
-  fused.attrs["activation"] = name;
-  for (const Param& p : kind->params) {
-    Attribute v;
-    v.type = Attribute::Type::kFloat;
-    v.f = act.AttrFloat(p.name, p.dflt);
-    fused.attrs[std::string("activation_") + p.name] = v;
-  }
+  MakeContrib(&fused, gemm.name, "FusedGemm");
+  fused.attrs["activation"] = StringAttr(act.op_type);
+  for (const Param& p : kind->params)
+    fused.attrs[std::string("activation_") + p.name] = FloatAttr(act.AttrFloat(p.name, p.dflt));
   fused.outputs = act.outputs;
   ReplacePattern(graph, {static_cast<int>(i), use.first}, std::move(fused));
   return true;

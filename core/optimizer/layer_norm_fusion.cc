@@ -94,14 +94,8 @@ Node MakeNorm(const Node& anchor, const char* op, const std::string& x, const Af
   n.inputs = {x, a.gamma};
   if (!a.beta.empty()) n.inputs.push_back(a.beta);
   n.outputs = {a.out};
-  Attribute axis;
-  axis.type = Attribute::Type::kInt;
-  axis.i = -1;
-  n.attrs["axis"] = axis;
-  Attribute eps;
-  eps.type = Attribute::Type::kFloat;
-  eps.f = epsilon;
-  n.attrs["epsilon"] = eps;
+  n.attrs["axis"] = IntAttr(-1);
+  n.attrs["epsilon"] = FloatAttr(epsilon);
   return n;
 }
 

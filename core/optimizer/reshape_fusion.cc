@@ -35,10 +35,7 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   if (p < 0 || !IsReshape(graph.nodes[p]) || !SelfContainedShape(graph, outer)) return false;
   Node fused = outer;
   fused.inputs[0] = graph.nodes[p].inputs[0];
-  if (idx.HasSingleUse(outer.inputs[0]))
-    ReplacePattern(graph, {p, static_cast<int>(i)}, std::move(fused));
-  else
-    graph.nodes[i] = std::move(fused);
+  ReplaceOuter(graph, idx, p, static_cast<int>(i), std::move(fused));
   return true;
 }
 

@@ -74,21 +74,15 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   }
 
   Node fused;
-  fused.name = ln.name + (simplified ? "/SkipSimplifiedLayerNormalization" : "/SkipLayerNormalization");
-  fused.op_type = simplified ? "SkipSimplifiedLayerNormalization" : "SkipLayerNormalization";
-  fused.domain = kMsDomain;
-  fused.since_version = kMsOpset;
+  MakeContrib(&fused, ln.name, simplified ? "SkipSimplifiedLayerNormalization" : "SkipLayerNormalization");
   fused.inputs = {a, b, gamma};
   if (!simplified) fused.inputs.push_back(beta);  // "" keeps bias at input 4
   if (!bias.empty()) fused.inputs.push_back(bias);
   while (!fused.inputs.empty() && fused.inputs.back().empty()) fused.inputs.pop_back();
   fused.outputs = {ln.outputs[0]};
   if (keep_sum) fused.outputs.insert(fused.outputs.end(), {"", "", s});
-  Attribute eps;
-  eps.type = Attribute::Type::kFloat;
   // LayerNormalization's default, not SkipLayerNormalization's (1e-12).
-  eps.f = ln.AttrFloat("epsilon", 1e-5f);
-  fused.attrs["epsilon"] = eps;
+  fused.attrs["epsilon"] = FloatAttr(ln.AttrFloat("epsilon", 1e-5f));
   ReplacePattern(graph, nodes, std::move(fused));
   return true;
 }

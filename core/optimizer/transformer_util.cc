@@ -236,6 +236,41 @@ size_t RemoveDeadNodes(Graph& graph) {
   return removed;
 }
 
+void ReplaceOuter(Graph& graph, const GraphIndex& idx, int inner, int outer, Node fused) {
+  if (idx.HasSingleUse(graph.nodes[inner].outputs[0]))
+    ReplacePattern(graph, {inner, outer}, std::move(fused));
+  else
+    graph.nodes[outer] = std::move(fused);
+}
+
+void MakeContrib(Node* node, const std::string& name, const char* op_type) {
+  node->name = name + "/" + op_type;
+  node->op_type = op_type;
+  node->domain = kMsDomain;
+  node->since_version = kMsOpset;
+}
+
+Attribute IntAttr(int64_t v) {
+  Attribute a;
+  a.type = Attribute::Type::kInt;
+  a.i = v;
+  return a;
+}
+
+Attribute FloatAttr(float v) {
+  Attribute a;
+  a.type = Attribute::Type::kFloat;
+  a.f = v;
+  return a;
+}
+
+Attribute StringAttr(std::string v) {
+  Attribute a;
+  a.type = Attribute::Type::kString;
+  a.s = std::move(v);
+  return a;
+}
+
 void MakeIdentity(Node* node) {
   node->op_type = "Identity";
   node->domain.clear();

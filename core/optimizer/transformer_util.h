@@ -34,6 +34,10 @@ Status OptimizeTransposes(Graph& graph, const OptimizerContext& ctx, bool* chang
 Status FuseReshapes(Graph& graph, const OptimizerContext& ctx, bool* changed);// reshape_fusion.cc
 Status EliminateCasts(Graph& graph, const OptimizerContext& ctx, bool* changed);// cast_elimination.cc
 
+// The opset a fused contrib node (com.microsoft) carries.
+constexpr const char* kMsDomain = "com.microsoft";
+constexpr int kMsOpset = 1;
+
 // Who produces and who reads each value of one graph, as of when it was built;
 // transformers rebuild it after each rewrite rather than patch it.
 class GraphIndex {
@@ -133,13 +137,23 @@ void ReplacePattern(Graph& graph, std::vector<int> pattern, Node fused);
 // as a graph output), repeatedly; returns how many went.
 size_t RemoveDeadNodes(Graph& graph);
 
+// `outer`, a node reading the output of `inner`, becomes `fused` (which no
+// longer reads it); `inner` goes too when `outer` was its only reader.
+void ReplaceOuter(Graph& graph, const GraphIndex& idx, int inner, int outer, Node fused);
+
+// Makes `node` the com.microsoft contrib op `op_type` (version kMsOpset),
+// named after `name` with "/<op_type>" appended.
+void MakeContrib(Node* node, const std::string& name, const char* op_type);
+
+// Attributes for the nodes transformers write.
+Attribute IntAttr(int64_t v);
+Attribute FloatAttr(float v);
+Attribute StringAttr(std::string v);
+
 // Turns `node` into an Identity of its first input (identity_elimination
 // then lets its readers use that input directly).
 void MakeIdentity(Node* node);
 
-// The opset a fused contrib node (com.microsoft) carries.
-constexpr const char* kMsDomain = "com.microsoft";
-constexpr int kMsOpset = 1;
 
 // The loop every node-local transformer shares: tries
 // `try_rewrite(graph, index, i)` at each node position; after a rewrite the

@@ -59,10 +59,7 @@ bool TryMergePair(Graph& graph, const GraphIndex& idx, size_t i) {
     fused.attrs["perm"].type = Attribute::Type::kInts;
     fused.attrs["perm"].ints = composed;
   }
-  if (idx.HasSingleUse(inner.outputs[0]))
-    ReplacePattern(graph, {p, static_cast<int>(i)}, std::move(fused));
-  else
-    graph.nodes[i] = std::move(fused);
+  ReplaceOuter(graph, idx, p, static_cast<int>(i), std::move(fused));
   return true;
 }
 
@@ -90,17 +87,11 @@ bool TryFoldIntoMatMul(Graph& graph, const GraphIndex& idx, size_t i) {
   const int tb = mm.inputs[0] == mm.inputs[1] ? -1 : SwapLastTwo(graph, idx, mm.inputs[1]);
   if (ta < 0 && tb < 0) return false;
   Node fused = mm;
-  fused.name = mm.name + "/FusedMatMul";
-  fused.op_type = "FusedMatMul";
-  fused.domain = kMsDomain;
-  fused.since_version = kMsOpset;
+  MakeContrib(&fused, mm.name, "FusedMatMul");
   std::vector<int> pattern = {static_cast<int>(i)};
   const std::pair<int, const char*> sides[] = {{ta, "transA"}, {tb, "transB"}};
   for (int k = 0; k < 2; ++k) {
-    Attribute flag;
-    flag.type = Attribute::Type::kInt;
-    flag.i = sides[k].first >= 0 ? 1 : 0;
-    fused.attrs[sides[k].second] = flag;
+    fused.attrs[sides[k].second] = IntAttr(sides[k].first >= 0 ? 1 : 0);
     if (sides[k].first < 0) continue;
     fused.inputs[k] = graph.nodes[sides[k].first].inputs[0];
     pattern.push_back(sides[k].first);
