@@ -11,10 +11,15 @@ import collections
 import numpy as np
 import onnx
 import onnxruntime as ort
+import pytest
+from conftest import SELF_CHECK
 from onnx import TensorProto, helper, numpy_helper
 
 F = TensorProto.FLOAT
 RTOL = 1e-4
+
+# The tests count Onyx's own fusions; onnxruntime (ONYX_TEST_SELF_CHECK=1) fuses its own way.
+ONYX_ONLY = pytest.mark.skipif(SELF_CHECK, reason="counts the fusions of Onyx's optimizer")
 
 
 def make_model(nodes, inputs, outputs, inits=(), opset=17, extra_opsets=()):

@@ -11,7 +11,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from opt_fusion_util import F, check_fusion, const, make_model, op_counts, optimized
+from opt_fusion_util import ONYX_ONLY, F, check_fusion, const, make_model, op_counts, optimized
+
+pytestmark = ONYX_ONLY
 
 B, S, N, HD = 2, 5, 4, 4
 D = N * HD

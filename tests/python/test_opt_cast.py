@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 from onnx import TensorProto as T, helper
 
-from opt_fusion_util import check_fusion, make_model
+from opt_fusion_util import ONYX_ONLY, check_fusion, make_model
+
+pytestmark = ONYX_ONLY
 
 rng = np.random.default_rng(71)
 NP = {T.FLOAT: np.float32, T.DOUBLE: np.float64, T.FLOAT16: np.float16, T.INT32: np.int32, T.INT64: np.int64,

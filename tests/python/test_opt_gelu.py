@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from opt_fusion_util import F, check_fusion, const, make_model
+from opt_fusion_util import ONYX_ONLY, F, check_fusion, const, make_model
+
+pytestmark = ONYX_ONLY
 
 H = 12
 rng = np.random.default_rng(31)

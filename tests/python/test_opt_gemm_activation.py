@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from opt_fusion_util import F, check_fusion, const, make_model
+from opt_fusion_util import ONYX_ONLY, F, check_fusion, const, make_model
+
+pytestmark = ONYX_ONLY
 
 rng = np.random.default_rng(41)
 X = rng.standard_normal((4, 8)).astype(np.float32)

@@ -4,7 +4,9 @@ shape does not copy dims of the intermediate; a Reshape to X's own shape goes.""
 import numpy as np
 from onnx import helper
 
-from opt_fusion_util import F, check_fusion, const, make_model
+from opt_fusion_util import ONYX_ONLY, F, check_fusion, const, make_model
+
+pytestmark = ONYX_ONLY
 
 rng = np.random.default_rng(61)
 X = rng.standard_normal((2, 3, 4)).astype(np.float32)

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from opt_fusion_util import F, check_fusion, const, make_model
+from opt_fusion_util import ONYX_ONLY, F, check_fusion, const, make_model
+
+pytestmark = ONYX_ONLY
 
 rng = np.random.default_rng(53)
 X = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
