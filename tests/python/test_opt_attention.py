@@ -151,3 +151,19 @@ def test_project_bert_gets_one_attention_per_layer(onyx, model_generator, model_
     assert counts["com.microsoft:SkipLayerNormalization"] == 2 * layers, dict(counts)
     assert counts["com.microsoft:BiasGelu"] == layers, dict(counts)
     assert counts["LayerNormalization"] == 1 and counts["Softmax"] == 0 and counts["Erf"] == 0, dict(counts)
+
+
+def test_mask_of_another_length_is_refused_and_session_stays_usable(onyx, tmp_path):
+    """The unfused graph fails to broadcast such a mask too; the fused one says which input is at fault."""
+    m = _attention()
+    sess, saved = optimized(onyx, m, tmp_path)
+    assert op_counts(saved)[ATT] == 1
+    feeds = _feeds()
+    bad = dict(feeds, mask=np.ones((B, S - 1), dtype=np.int64))
+    with pytest.raises(Exception) as info:
+        sess.run(None, bad)
+    assert "mask_index" in str(info.value) and "Attention" in str(info.value), str(info.value)
+    base_so = onyx.SessionOptions()
+    base_so.graph_optimization_level = onyx.GraphOptimizationLevel.ORT_DISABLE_ALL
+    base = onyx.InferenceSession(m.SerializeToString(), base_so, providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(sess.run(None, feeds)[0], base.run(None, feeds)[0], rtol=1e-4, atol=1e-4)
