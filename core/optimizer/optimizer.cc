@@ -13,7 +13,8 @@ struct Entry {
 };
 
 // Order matters only for speed to fixpoint: removing copies and folding
-// constants first exposes the Conv -> BN -> activation chains to the fusions.
+// constants first exposes the Conv -> BN -> activation chains to the fusions;
+// LayerNorm before SkipLayerNorm and Gelu before BiasGelu, which build on them.
 const std::vector<Entry>& Entries() {
   static const std::vector<Entry> kEntries = {
       // First: constant folding would turn a quantized weight's
@@ -23,10 +24,19 @@ const std::vector<Entry>& Entries() {
       {{"identity_elimination", "EliminateIdentity", kOptimizeBasic}, optimizer::EliminateIdentities},
       {{"shape_folding", "ShapeToInitializer", kOptimizeBasic}, optimizer::FoldShapes},
       {{"constant_folding", "ConstantFolding", kOptimizeBasic}, optimizer::FoldConstants},
+      {{"cast_elimination", "CastElimination", kOptimizeBasic}, optimizer::EliminateCasts},
+      {{"reshape_fusion", "ReshapeFusion", kOptimizeBasic}, optimizer::FuseReshapes},
+      {{"transpose_optimizer", "TransposeOptimizer", kOptimizeBasic}, optimizer::OptimizeTransposes},
       {{"conv_bn_fusion", "ConvBNFusion", kOptimizeExtended}, optimizer::FuseConvBatchNorm},
       {{"conv_add_fusion", "ConvAddFusion", kOptimizeExtended}, optimizer::FuseConvAdd},
       {{"conv_activation_fusion", "ConvActivationFusion", kOptimizeExtended}, optimizer::FuseConvActivation},
       {{"matmul_add_fusion", "MatMulAddFusion", kOptimizeExtended}, optimizer::FuseMatMulAdd},
+      {{"gemm_activation_fusion", "GemmActivationFusion", kOptimizeExtended}, optimizer::FuseGemmActivation},
+      {{"layer_norm_fusion", "LayerNormFusion", kOptimizeExtended}, optimizer::FuseLayerNorm},
+      {{"skip_layer_norm_fusion", "SkipLayerNormFusion", kOptimizeExtended}, optimizer::FuseSkipLayerNorm},
+      {{"gelu_fusion", "GeluFusion", kOptimizeExtended}, optimizer::FuseGelu},
+      {{"bias_gelu_fusion", "BiasGeluFusion", kOptimizeExtended}, optimizer::FuseBiasGelu},
+      {{"attention_fusion", "AttentionFusion", kOptimizeExtended}, optimizer::FuseAttention},
   };
   return kEntries;
 }

@@ -1,5 +1,10 @@
 #include "core/optimizer/transformer_util.h"
 
+#include <algorithm>
+#include <cmath>
+
+#include "core/optimizer/symbolic_shapes.h"
+
 namespace onyx {
 namespace optimizer {
 namespace {
@@ -118,6 +123,171 @@ bool ScalarAsDouble(const Tensor& t, double* out) {
     return true;
   }
   return false;
+}
+
+bool ConstantScalar(const Graph& graph, const std::string& name, double* out) {
+  const Tensor* t = ConstantInitializer(graph, name);
+  return t != nullptr && ScalarAsDouble(*t, out);
+}
+
+bool ConstantScalarNear(const Graph& graph, const std::string& name, double want, double tol) {
+  double v = 0;
+  return ConstantScalar(graph, name, &v) && std::fabs(v - want) <= tol;
+}
+
+bool IsFloatVector(const Graph& graph, const std::string& name, int64_t n) {
+  const Tensor* t = ConstantInitializer(graph, name);
+  return t != nullptr && t->type() == ElemType::kFloat && t->rank() == 1 && t->dims()[0] == n;
+}
+
+bool TensorType(const Graph& graph, const std::string& name, TypeInfo* out) {
+  return graph.LocalType(name, out) && out->kind == TypeInfo::Kind::kTensor;
+}
+
+ElemType TensorElemType(const Graph& graph, const std::string& name) {
+  TypeInfo t;
+  return TensorType(graph, name, &t) ? t.elem : ElemType::kUndefined;
+}
+
+int TensorRank(const Graph& graph, const std::string& name) {
+  TypeInfo t;
+  return TensorType(graph, name, &t) && t.has_shape ? static_cast<int>(t.dims.size()) : -1;
+}
+
+int64_t LastDim(const Graph& graph, const std::string& name) {
+  TypeInfo t;
+  if (!TensorType(graph, name, &t) || !t.has_shape || t.dims.empty()) return -1;
+  return t.dims.back().known() ? t.dims.back().value : -1;
+}
+
+bool SameShape(const Graph& graph, const std::string& a, const std::string& b) {
+  TypeInfo ta, tb;
+  if (!TensorType(graph, a, &ta) || !TensorType(graph, b, &tb)) return false;
+  if (!ta.has_shape || !tb.has_shape || ta.dims.size() != tb.dims.size()) return false;
+  bool typed_same = true;
+  for (size_t i = 0; i < ta.dims.size() && typed_same; ++i) {
+    const Dim& x = ta.dims[i];
+    const Dim& y = tb.dims[i];
+    typed_same = x.known() ? (y.known() && x.value == y.value) : (!x.symbol.empty() && x.symbol == y.symbol);
+  }
+  // Exported transformers lose their dims at computed Reshapes: follow them.
+  return typed_same || SymbolicShapes(graph).SameShape(a, b);
+}
+
+const Node* SoleUseProducer(const Graph& graph, const GraphIndex& idx, const std::string& value, const char* op_type) {
+  const int p = idx.Producer(value);
+  if (p < 0 || !idx.HasSingleUse(value)) return nullptr;
+  const Node& n = graph.nodes[p];
+  if (!IsOnnxOp(n, op_type) || n.outputs.size() != 1) return nullptr;
+  return &n;
+}
+
+int SoleConsumer(const Graph& graph, const GraphIndex& idx, const std::string& value, const char* op_type) {
+  if (!idx.HasSingleUse(value)) return -1;
+  const int c = idx.Consumers(value)[0].first;
+  return IsOnnxOp(graph.nodes[c], op_type) ? c : -1;
+}
+
+std::string OtherInput(const Node& binary, const std::string& value) {
+  if (binary.inputs.size() != 2 || binary.inputs[0] == binary.inputs[1]) return "";
+  if (binary.inputs[0] == value) return binary.inputs[1];
+  if (binary.inputs[1] == value) return binary.inputs[0];
+  return "";
+}
+
+bool ReduceAxes(const Graph& graph, const Node& reduce, std::vector<int64_t>* axes) {
+  axes->clear();
+  const int axes_input_since = reduce.op_type == "ReduceSum" ? 13 : 18;
+  if (reduce.since_version < axes_input_since) {
+    *axes = reduce.AttrInts("axes");
+    return true;
+  }
+  if (reduce.inputs.size() < 2 || reduce.inputs[1].empty()) return true;  // all axes
+  const Tensor* t = ConstantInitializer(graph, reduce.inputs[1]);
+  if (t == nullptr || t->type() != ElemType::kInt64) return false;
+  axes->assign(t->data<int64_t>(), t->data<int64_t>() + t->size());
+  return true;
+}
+
+bool IsLastAxisMean(const Graph& graph, const Node& reduce, int rank) {
+  if (!IsOnnxOp(reduce, "ReduceMean") || reduce.outputs.size() != 1 || rank < 1) return false;
+  if (reduce.AttrInt("keepdims", 1) != 1) return false;
+  std::vector<int64_t> axes;
+  if (!ReduceAxes(graph, reduce, &axes) || axes.size() != 1) return false;
+  return axes[0] == -1 || axes[0] == rank - 1;
+}
+
+size_t RemoveDeadNodes(Graph& graph) {
+  size_t removed = 0;
+  for (bool again = true; again;) {
+    again = false;
+    GraphIndex idx(graph);
+    for (size_t i = graph.nodes.size(); i-- > 0;) {
+      const Node& n = graph.nodes[i];
+      bool dead = true;
+      for (const auto& o : n.outputs) dead = dead && (o.empty() || idx.IsUnused(o));
+      if (!dead || n.outputs.empty()) continue;
+      for (const auto& o : n.outputs) graph.value_types.erase(o);
+      graph.nodes.erase(graph.nodes.begin() + i);
+      ++removed;
+      again = true;
+    }
+  }
+  return removed;
+}
+
+void ReplaceOuter(Graph& graph, const GraphIndex& idx, int inner, int outer, Node fused) {
+  if (idx.HasSingleUse(graph.nodes[inner].outputs[0]))
+    ReplacePattern(graph, {inner, outer}, std::move(fused));
+  else
+    graph.nodes[outer] = std::move(fused);
+}
+
+void MakeContrib(Node* node, const std::string& name, const char* op_type) {
+  node->name = name + "/" + op_type;
+  node->op_type = op_type;
+  node->domain = kMsDomain;
+  node->since_version = kMsOpset;
+}
+
+Attribute IntAttr(int64_t v) {
+  Attribute a;
+  a.type = Attribute::Type::kInt;
+  a.i = v;
+  return a;
+}
+
+Attribute FloatAttr(float v) {
+  Attribute a;
+  a.type = Attribute::Type::kFloat;
+  a.f = v;
+  return a;
+}
+
+Attribute StringAttr(std::string v) {
+  Attribute a;
+  a.type = Attribute::Type::kString;
+  a.s = std::move(v);
+  return a;
+}
+
+void MakeIdentity(Node* node) {
+  node->op_type = "Identity";
+  node->domain.clear();
+  node->attrs.clear();
+  node->inputs.resize(1);
+  node->outputs.resize(1);
+}
+
+void ReplacePattern(Graph& graph, std::vector<int> pattern, Node fused) {
+  std::sort(pattern.begin(), pattern.end());
+  pattern.erase(std::unique(pattern.begin(), pattern.end()), pattern.end());
+  const std::unordered_set<std::string> kept(fused.outputs.begin(), fused.outputs.end());
+  for (int i : pattern)
+    for (const auto& o : graph.nodes[i].outputs)
+      if (!o.empty() && !kept.count(o)) graph.value_types.erase(o);
+  graph.nodes[pattern.back()] = std::move(fused);
+  for (size_t k = pattern.size() - 1; k-- > 0;) graph.nodes.erase(graph.nodes.begin() + pattern[k]);
 }
 
 }  // namespace optimizer

@@ -25,6 +25,19 @@ Status FuseConvActivation(Graph& graph, const OptimizerContext& ctx, bool* chang
 Status FuseConvAdd(Graph& graph, const OptimizerContext& ctx, bool* changed);// conv_add_fusion.cc
 Status FuseMatMulAdd(Graph& graph, const OptimizerContext& ctx, bool* changed);// matmul_add_fusion.cc
 Status FuseQdq(Graph& graph, const OptimizerContext& ctx, bool* changed);// qdq_fusion.cc
+Status FuseLayerNorm(Graph& graph, const OptimizerContext& ctx, bool* changed);// layer_norm_fusion.cc
+Status FuseSkipLayerNorm(Graph& graph, const OptimizerContext& ctx, bool* changed);// skip_layer_norm_fusion.cc
+Status FuseGelu(Graph& graph, const OptimizerContext& ctx, bool* changed);// gelu_fusion.cc
+Status FuseBiasGelu(Graph& graph, const OptimizerContext& ctx, bool* changed);// bias_gelu_fusion.cc
+Status FuseGemmActivation(Graph& graph, const OptimizerContext& ctx, bool* changed);// gemm_activation_fusion.cc
+Status FuseAttention(Graph& graph, const OptimizerContext& ctx, bool* changed);// attention_fusion.cc
+Status OptimizeTransposes(Graph& graph, const OptimizerContext& ctx, bool* changed);// transpose_optimizer.cc
+Status FuseReshapes(Graph& graph, const OptimizerContext& ctx, bool* changed);// reshape_fusion.cc
+Status EliminateCasts(Graph& graph, const OptimizerContext& ctx, bool* changed);// cast_elimination.cc
+
+// The opset a fused contrib node (com.microsoft) carries.
+constexpr const char* kMsDomain = "com.microsoft";
+constexpr int kMsOpset = 1;
 
 // Who produces and who reads each value of one graph, as of when it was built;
 // transformers rebuild it after each rewrite rather than patch it.
@@ -71,6 +84,77 @@ size_t RemoveUnusedInitializers(Graph& graph);
 
 // Scalar value of a constant float/double tensor with one element.
 bool ScalarAsDouble(const Tensor& t, double* out);
+
+// The value `name` is a constant initializer holding one float/double
+// element (of any rank), stored in *out.
+bool ConstantScalar(const Graph& graph, const std::string& name, double* out);
+// Same, and the element lies within `tol` of `want`.
+bool ConstantScalarNear(const Graph& graph, const std::string& name, double want, double tol = 1e-5);
+
+// `name` is a constant 1-D float initializer of length `n`.
+bool IsFloatVector(const Graph& graph, const std::string& name, int64_t n);
+
+// The type of `name` in `graph` when it is a tensor (declared, inferred or
+// an initializer's), else false.
+bool TensorType(const Graph& graph, const std::string& name, TypeInfo* out);
+// Element type of the tensor `name`; kUndefined when not known.
+ElemType TensorElemType(const Graph& graph, const std::string& name);
+// Rank of the tensor `name`; -1 when not known.
+int TensorRank(const Graph& graph, const std::string& name);
+// Last dimension of the tensor `name`; -1 when not a known number.
+int64_t LastDim(const Graph& graph, const std::string& name);
+// Both tensors have the same rank and, dim by dim, the same known value or
+// the same symbol (as typed, or as SymbolicShapes derives them): an
+// elementwise op on them does not broadcast.
+bool SameShape(const Graph& graph, const std::string& a, const std::string& b);
+
+// `node` is the default-domain operator `op_type`.
+inline bool IsOnnxOp(const Node& node, const char* op_type) {
+  return node.domain.empty() && node.op_type == op_type;
+}
+// The node producing `value` when it is the default-domain `op_type` with
+// one output read by one node only (so it can vanish in a fusion), else null.
+const Node* SoleUseProducer(const Graph& graph, const GraphIndex& idx, const std::string& value, const char* op_type);
+// The index of the only node reading `value` when that reader is the
+// default-domain `op_type` and nothing else sees the value, else -1.
+int SoleConsumer(const Graph& graph, const GraphIndex& idx, const std::string& value, const char* op_type);
+// Of a binary node reading `value`, the other input; empty when `value` is
+// not exactly one of its two inputs.
+std::string OtherInput(const Node& binary, const std::string& value);
+
+// The reduction axes of a ReduceMean/ReduceSum (attribute before opset 18,
+// constant input from 18); false when they are not load-time constants.
+bool ReduceAxes(const Graph& graph, const Node& reduce, std::vector<int64_t>* axes);
+// A ReduceMean with keepdims over the last axis only of a rank-`rank` input.
+bool IsLastAxisMean(const Graph& graph, const Node& reduce, int rank);
+
+// Replaces the pattern made of the nodes at `pattern` (indices into
+// graph.nodes) by `fused`, which takes the place of the last of them: a
+// position after every producer of the pattern's inputs. Values the
+// pattern computed and `fused` does not output lose their types.
+void ReplacePattern(Graph& graph, std::vector<int> pattern, Node fused);
+
+// Drops the nodes none of whose outputs is read (by a node, a subgraph or
+// as a graph output), repeatedly; returns how many went.
+size_t RemoveDeadNodes(Graph& graph);
+
+// `outer`, a node reading the output of `inner`, becomes `fused` (which no
+// longer reads it); `inner` goes too when `outer` was its only reader.
+void ReplaceOuter(Graph& graph, const GraphIndex& idx, int inner, int outer, Node fused);
+
+// Makes `node` the com.microsoft contrib op `op_type` (version kMsOpset),
+// named after `name` with "/<op_type>" appended.
+void MakeContrib(Node* node, const std::string& name, const char* op_type);
+
+// Attributes for the nodes transformers write.
+Attribute IntAttr(int64_t v);
+Attribute FloatAttr(float v);
+Attribute StringAttr(std::string v);
+
+// Turns `node` into an Identity of its first input (identity_elimination
+// then lets its readers use that input directly).
+void MakeIdentity(Node* node);
+
 
 // The loop every node-local transformer shares: tries
 // `try_rewrite(graph, index, i)` at each node position; after a rewrite the

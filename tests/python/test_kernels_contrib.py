@@ -364,6 +364,8 @@ def _np_fused(a, b, alpha, ta, tb):
     ((2, 6, 3, 4), (2, 6, 5, 4), 0, 1),  # attention scores Q x K^T
     ((2, 1, 4, 3), (6, 4, 5), 1, 0),     # broadcast batch dims
     ((4,), (5, 4), 0, 1),                # 1-D A: transA has nothing to swap
+    ((2, 3, 4), (5, 4), 0, 1),           # batched A against one transposed B (read in place)
+    ((2, 40, 64), (2, 48, 64), 0, 1),    # big enough for the packed SGEMM, B read in place
 ])
 @pytest.mark.parametrize("alpha", [1.0, 0.125])
 def test_fused_matmul_matches_onnxruntime(a_shape, b_shape, ta, tb, alpha):

@@ -160,9 +160,10 @@ class MatMulKernel : public OpKernel {
     return Status::OK();
   }
 
-  // `packed_b`: B packed at Init (a 2-D constant), or null.
+  // `packed_b`: B packed at Init (a 2-D constant), or null. `trans_b`: each
+  // matrix of B is stored [N, K] (FusedMatMul's transB), read in place.
   static Status Multiply(KernelContext& ctx, const Tensor& a_in, const Tensor& b_in, const BatchPlan& p, Tensor* y,
-                         double alpha = 1.0, const sgemm::Packed* packed_b = nullptr) {
+                         double alpha = 1.0, const sgemm::Packed* packed_b = nullptr, bool trans_b = false) {
     const Tensor* a = &a_in;
     const Tensor* b = &b_in;
     return DispatchNumeric(a->type(), "MatMul", [&](auto tag) -> Status {
@@ -172,16 +173,17 @@ class MatMulKernel : public OpKernel {
       T* yv = y->data<T>();
       const int64_t M = p.M, N = p.N, K = p.K;
       const T scale = FromFloat<T>(alpha);  // FusedMatMul alpha: any float, ints included
+      const int64_t ldb = trans_b ? K : N;
       if (p.fold_a) {
-        BlasGemm<T>(false, false, p.batches * M, N, K, scale, av, K, bv, N, T(0), yv, N, ctx.threads(), nullptr,
+        BlasGemm<T>(false, trans_b, p.batches * M, N, K, scale, av, K, bv, ldb, T(0), yv, N, ctx.threads(), nullptr,
                     packed_b);
         return Status::OK();
       }
       // `pool`: null inside work already spread over the pool.
       auto gemms = [&](int64_t begin, int64_t end, ThreadPool* pool) {
         for (int64_t n = begin; n < end; ++n)
-          BlasGemm<T>(false, false, M, N, K, scale, av + p.a_index[n] * M * K, K, bv + p.b_index[n] * K * N, N, T(0),
-                      yv + n * M * N, N, pool, nullptr, packed_b);
+          BlasGemm<T>(false, trans_b, M, N, K, scale, av + p.a_index[n] * M * K, K, bv + p.b_index[n] * K * N, ldb,
+                      T(0), yv + n * M * N, N, pool, nullptr, packed_b);
       };
       // Small GEMMs (attention heads) run whole on one thread each, spread
       // over the pool; big ones are split across it one at a time, unless our
@@ -189,7 +191,7 @@ class MatMulKernel : public OpKernel {
       // means no packing twice and no hand-off per GEMM).
       const double work = static_cast<double>(M) * N * K;
       const int threads = ctx.threads() != nullptr ? ctx.threads()->NumThreads() : 1;
-      const bool whole = std::is_same<T, float>::value && sgemm::Preferred(false, M, N, K, false, false) &&
+      const bool whole = std::is_same<T, float>::value && sgemm::Preferred(trans_b, M, N, K, false, false) &&
                          p.batches >= 2 * threads;
       if (work <= kBlasSingleThreadWork || whole) {
         const int64_t min_chunk = std::max<int64_t>(1, static_cast<int64_t>(32768.0 / std::max(work, 1.0)));
@@ -247,16 +249,22 @@ class FusedMatMulKernel final : public MatMulKernel {
     return DispatchOver(TypeSet<float, double, Float16, BFloat16>{}, a->type(), "FusedMatMul", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       const sgemm::Packed* packed_b = !trans_b_ && b->rank() == 2 ? &packed_b_ : nullptr;
+      // float and double read a transposed B in place (the GEMM's transB);
+      // the 16-bit types, widened first, and a transposed A are copied.
+      constexpr bool kInPlaceB = std::is_same<T, float>::value || std::is_same<T, double>::value;
+      const bool b_in_place = kInPlaceB && trans_b_ && b->rank() >= 2;
       Tensor at, bt;
       if (trans_a_ && a->rank() >= 2) a = &(at = SwapLastTwo<T>(*a));
-      if (trans_b_ && b->rank() >= 2) b = &(bt = SwapLastTwo<T>(*b));
+      if (trans_b_ && b->rank() >= 2 && !b_in_place) b = &(bt = SwapLastTwo<T>(*b));
+      Dims bd = b->dims();
+      if (b_in_place) std::swap(bd[bd.size() - 1], bd[bd.size() - 2]);
       BatchPlan p;
-      ONYX_RETURN_IF_ERROR(PlanMatMul(a->dims(), b->dims(), &p));
+      ONYX_RETURN_IF_ERROR(PlanMatMul(a->dims(), bd, &p));
       Tensor* y = ctx.Output(0, p.out_dims, a->type());
       if (y == nullptr || y->size() == 0) return Status::OK();
       if (a->type() == ElemType::kFloat16) return ComputeThroughFloat<Float16>(ctx, *a, *b, p, y, alpha_);
       if (a->type() == ElemType::kBFloat16) return ComputeThroughFloat<BFloat16>(ctx, *a, *b, p, y, alpha_);
-      return Multiply(ctx, *a, *b, p, y, alpha_, packed_b);
+      return Multiply(ctx, *a, *b, p, y, alpha_, packed_b, b_in_place);
     });
   }
 

@@ -164,6 +164,10 @@ class LayerNormKernel final : public OpKernel {
 }  // namespace
 
 ONYX_REGISTER_KERNEL(LayerNormKernel, "", "LayerNormalization", 17, kMaxVersion, FloatOrHalfTypes());
+// Before opset 17 LayerNormalization is onnxruntime's own default-domain op
+// (version 1, the same inputs and attributes), which its optimizer and ours
+// (core/optimizer/layer_norm_fusion.cc) write into older models.
+ONYX_REGISTER_KERNEL(LayerNormKernel, "", "LayerNormalization", 1, 16, FloatOrHalfTypes());
 ONYX_REGISTER_KERNEL(LayerNormKernel, "", "SimplifiedLayerNormalization", 1, kMaxVersion, FloatOrHalfTypes(), true);
 
 }  // namespace onyx
