@@ -330,6 +330,9 @@ class ConvKernel final : public OpKernel {
     const Tensor* w = &w_in;
     return DispatchFloat(x->type(), "Conv", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
+      if constexpr (std::is_same<T, float>::value) {
+        if (FusedGemmApplies(*x, g)) return RunFusedGemm(ctx, *x, *w, bias, z, g, y);
+      }
       if (z == nullptr) return Run<T>(ctx, *x, *w, bias, g, act_, y);
       // The sum comes between the bias and the activation, so the epilogue
       // stops at the bias and one more pass does the rest.
@@ -364,6 +367,91 @@ class ConvKernel final : public OpKernel {
     }
     // Every group's GEMM reads its packed copy only: the original may go.
     info.ReleaseConstantInput(1);
+  }
+
+  // Float convs of 1 or 2 spatial dims (not depthwise) on a CPU with an
+  // SGEMM micro-kernel: the GEMM packs its right operand straight from the
+  // input (no im2col matrix) and finishes each tile with bias, Z and a clamp.
+  bool FusedGemmApplies(const Tensor& x, const ConvGeom& g) const {
+    const int64_t C = x.dims()[1], Cg = C / attrs_.group;
+    if (!sgemm::Available() || g.nd > 2 || Cg == 0) return false;
+    return !(g.nd == 2 && Cg == 1 && attrs_.group == C && attrs_.group > 1);
+  }
+
+  Status RunFusedGemm(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor* z,
+                      const ConvGeom& g, Tensor* y) const {
+    const int64_t N = x.dims()[0], C = x.dims()[1], M = w.dims()[0];
+    const int64_t Cg = C / attrs_.group, Mg = M / attrs_.group, Kc = Cg * g.kvol, OS = g.out_size;
+    ONYX_CHECK_ARG(FitsBlasInt(Mg) && FitsBlasInt(Kc) && FitsBlasInt(OS), "Conv: input X ", ShapeToString(x.dims()),
+                   " and weight W ", ShapeToString(w.dims()), " are too large for one GEMM");
+    const float* xv = x.data<float>();
+    const float* wv = w.data<float>();
+    const float* bv = bias ? bias->data<float>() : nullptr;
+    const float* zv = z ? z->data<float>() : nullptr;
+    float* yv = y->data<float>();
+    bool pointwise = true;
+    for (size_t j = 0; j < g.nd; ++j)
+      pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
+    const bool clamp = act_.kind == Activation::Kind::kClamp;
+    const bool act_pass = act_.kind != Activation::Kind::kNone && !clamp;
+    const bool packed = static_cast<int64_t>(packed_w_.size()) == attrs_.group;
+
+    // Y block of (n, grp) = W_grp [Mg, Kc] x im2col(X_(n,grp)) [Kc, OS].
+    auto unit = [&](int64_t n, int64_t grp, ThreadPool* pool) {
+      const float* image = xv + (n * C + grp * Cg) * g.in_size;
+      float* yb = yv + (n * M + grp * Mg) * OS;
+      sgemm::Im2Col2D src;
+      const size_t h = g.nd == 2 ? 0 : 1, wd = g.nd - 1;  // 1-D: a 2-D conv of height 1
+      src.x = image;
+      src.C = Cg;
+      src.H = h == 0 ? g.in[0] : 1;
+      src.OH = h == 0 ? g.out[0] : 1;
+      src.KH = h == 0 ? g.k[0] : 1;
+      src.sh = h == 0 ? g.s[0] : 1;
+      src.ph = h == 0 ? g.pb[0] : 0;
+      src.dh = h == 0 ? g.d[0] : 1;
+      src.W = g.in[wd];
+      src.OW = g.out[wd];
+      src.KW = g.k[wd];
+      src.sw = g.s[wd];
+      src.pw = g.pb[wd];
+      src.dw = g.d[wd];
+      sgemm::Epilogue ep;
+      ep.bias = bv ? bv + grp * Mg : nullptr;
+      ep.z = zv ? zv + (n * M + grp * Mg) * OS : nullptr;
+      ep.ldz = OS;
+      ep.clamp = clamp;
+      ep.lo = act_.lo;
+      ep.hi = act_.hi;
+      const bool use_ep = ep.bias != nullptr || ep.z != nullptr || clamp;
+      sgemm::Gemm(false, false, Mg, OS, Kc, 1.f, wv + grp * Mg * Kc, Kc, pointwise ? image : nullptr, OS, 0.f, yb, OS,
+                  pool, packed ? &packed_w_[grp] : nullptr, nullptr, pointwise ? nullptr : &src,
+                  use_ep ? &ep : nullptr);
+      if (act_pass) {
+        ThreadPool::For(pool, Mg, std::max<int64_t>(1, 16384 / std::max<int64_t>(OS, 1)),
+                        [&](int64_t begin, int64_t end) {
+                          for (int64_t m = begin; m < end; ++m) Epilogue<float>(yb + m * OS, OS, 0.f, act_);
+                        });
+      }
+    };
+    const double work = static_cast<double>(Mg) * OS * Kc;
+    const int64_t units = N * attrs_.group;
+    if (work <= kBlasSingleThreadWork && units > 1) {
+      // Many small GEMMs (grouped convs, late small feature maps): each
+      // thread takes whole (image, group) units.
+      const int64_t min_chunk = std::max<int64_t>(1, static_cast<int64_t>(65536.0 / std::max(work, 1.0)));
+      ThreadPool::For(ctx.threads(), units, min_chunk, [&](int64_t begin, int64_t end) {
+        for (int64_t u = begin; u < end; ++u) unit(u / attrs_.group, u % attrs_.group, nullptr);
+      });
+      return Status::OK();
+    }
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t grp = 0; grp < attrs_.group; ++grp) {
+        if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, "Conv: run terminated on request");
+        unit(n, grp, ctx.threads());
+      }
+    }
+    return Status::OK();
   }
 
   Status Resolve(const Dims& xd, const Dims& wd, ConvGeom* g) const {
