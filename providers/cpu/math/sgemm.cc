@@ -101,6 +101,24 @@ struct Tr {
   static inline V LoadBits(V v, const float* p, unsigned bits) {
     return _mm512_mask_loadu_ps(v, static_cast<__mmask16>(bits), p);
   }
+  // The same with lane l reading p[l * stride] (Stride(stride) made `idx`).
+  using Idx = __m512i;
+  static inline Idx Stride(int stride) {
+    return _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                              _mm512_set1_epi32(stride));
+  }
+  static inline V GatherBits(V v, const float* p, unsigned bits, Idx idx) {
+    return _mm512_mask_i32gather_ps(v, static_cast<__mmask16>(bits), idx, p, 4);
+  }
+  // Stride 2: lane l reads p[2l] for the lanes in `bits`; `src` marks the
+  // elements of p[0, 32) those are (two masked loads and a permute, much
+  // faster than a gather).
+  static inline V LoadEvenBits(V v, const float* p, unsigned bits, uint32_t src) {
+    const V a = _mm512_maskz_loadu_ps(static_cast<__mmask16>(src & 0xFFFF), p);
+    const V b = _mm512_maskz_loadu_ps(static_cast<__mmask16>(src >> 16), p + 16);
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    return _mm512_mask_blend_ps(static_cast<__mmask16>(bits), v, _mm512_permutex2var_ps(a, even, b));
+  }
   // The masked forms: GCC 12's _mm512_max_ps / _mm512_min_ps pass an
   // uninitialised source that -Wmaybe-uninitialized reports.
   static inline V Max(V a, V b) { return _mm512_mask_max_ps(a, 0xFFFF, a, b); }
@@ -145,9 +163,22 @@ struct Tr {
     const __m256i m = _mm256_andnot_si256(Mask(la), Mask(lb));
     return _mm256_blendv_ps(v, _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
   }
-  static inline V LoadBits(V v, const float* p, unsigned bits) {
+  static inline __m256i BitsMask(unsigned bits) {
     const __m256i lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-    const __m256i m = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), lane), lane);
+    return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), lane), lane);
+  }
+  using Idx = __m256i;
+  static inline Idx Stride(int stride) {
+    return _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(stride));
+  }
+  static inline V GatherBits(V v, const float* p, unsigned bits, Idx idx) {
+    return _mm256_mask_i32gather_ps(v, p, idx, _mm256_castsi256_ps(BitsMask(bits)), 4);
+  }
+  static inline V LoadEvenBits(V v, const float* p, unsigned bits, uint32_t) {
+    return GatherBits(v, p, bits, Stride(2));
+  }
+  static inline V LoadBits(V v, const float* p, unsigned bits) {
+    const __m256i m = BitsMask(bits);
     return _mm256_blendv_ps(v, _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
   }
   static inline V Max(V a, V b) { return _mm256_max_ps(a, b); }
