@@ -77,52 +77,12 @@ struct Kernel {
 #endif
 namespace avx512 {
 namespace {
-struct Tr {
-  using V = __m512;
-  static constexpr int W = 16, MR = 12, NR = 32;
+#define ONYX_VEC_AVX512
+#include "providers/cpu/common/simd_traits.inc"
+#undef ONYX_VEC_AVX512
+struct Tr : VecTr {
+  static constexpr int MR = 12, NR = 32;
   static constexpr int64_t KC = 256, MC = 192, NC = 1024;
-  static inline __mmask16 Mask(int n) { return static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1u); }
-  static inline V Zero() { return _mm512_setzero_ps(); }
-  static inline V Set1(float v) { return _mm512_set1_ps(v); }
-  static inline V Load(const float* p) { return _mm512_loadu_ps(p); }
-  static inline V LoadN(const float* p, int n) { return _mm512_maskz_loadu_ps(Mask(n), p); }
-  static inline void Store(float* p, V v) { _mm512_storeu_ps(p, v); }
-  static inline void StoreN(float* p, V v, int n) { _mm512_mask_storeu_ps(p, Mask(n), v); }
-  static inline V Fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-  static inline V Mul(V a, V b) { return _mm512_mul_ps(a, b); }
-  static inline V Add(V a, V b) { return _mm512_add_ps(a, b); }
-  // v with its lanes [la, lb) (clamped to [0, 16)) read from p[lane]; the
-  // other lanes of p are not touched (they may lie outside any buffer).
-  static inline V LoadLanes(V v, const float* p, int la, int lb) {
-    la = la < 0 ? 0 : la;
-    return la >= lb ? v : _mm512_mask_loadu_ps(v, static_cast<__mmask16>(Mask(lb) & ~Mask(la)), p);
-  }
-  // v with the lanes set in `bits` read from p[lane].
-  static inline V LoadBits(V v, const float* p, unsigned bits) {
-    return _mm512_mask_loadu_ps(v, static_cast<__mmask16>(bits), p);
-  }
-  // The same with lane l reading p[l * stride] (Stride(stride) made `idx`).
-  using Idx = __m512i;
-  static inline Idx Stride(int stride) {
-    return _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                              _mm512_set1_epi32(stride));
-  }
-  static inline V GatherBits(V v, const float* p, unsigned bits, Idx idx) {
-    return _mm512_mask_i32gather_ps(v, static_cast<__mmask16>(bits), idx, p, 4);
-  }
-  // Stride 2: lane l reads p[2l] for the lanes in `bits`; `src` marks the
-  // elements of p[0, 32) those are (two masked loads and a permute, much
-  // faster than a gather).
-  static inline V LoadEvenBits(V v, const float* p, unsigned bits, uint32_t src) {
-    const V a = _mm512_maskz_loadu_ps(static_cast<__mmask16>(src & 0xFFFF), p);
-    const V b = _mm512_maskz_loadu_ps(static_cast<__mmask16>(src >> 16), p + 16);
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    return _mm512_mask_blend_ps(static_cast<__mmask16>(bits), v, _mm512_permutex2var_ps(a, even, b));
-  }
-  // The masked forms: GCC 12's _mm512_max_ps / _mm512_min_ps pass an
-  // uninitialised source that -Wmaybe-uninitialized reports.
-  static inline V Max(V a, V b) { return _mm512_mask_max_ps(a, 0xFFFF, a, b); }
-  static inline V Min(V a, V b) { return _mm512_mask_min_ps(a, 0xFFFF, a, b); }
 };
 #include "providers/cpu/math/sgemm_driver.inc"
 }  // namespace
@@ -141,48 +101,12 @@ struct Tr {
 #endif
 namespace avx2 {
 namespace {
-struct Tr {
-  using V = __m256;
-  static constexpr int W = 8, MR = 6, NR = 16;
+#define ONYX_VEC_AVX2
+#include "providers/cpu/common/simd_traits.inc"
+#undef ONYX_VEC_AVX2
+struct Tr : VecTr {
+  static constexpr int MR = 6, NR = 16;
   static constexpr int64_t KC = 256, MC = 144, NC = 1024;
-  // Lanes [0, n) set (n clamped to [0, 8]).
-  static inline __m256i Mask(int n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  }
-  static inline V Zero() { return _mm256_setzero_ps(); }
-  static inline V Set1(float v) { return _mm256_set1_ps(v); }
-  static inline V Load(const float* p) { return _mm256_loadu_ps(p); }
-  static inline V LoadN(const float* p, int n) { return _mm256_maskload_ps(p, Mask(n)); }
-  static inline void Store(float* p, V v) { _mm256_storeu_ps(p, v); }
-  static inline void StoreN(float* p, V v, int n) { _mm256_maskstore_ps(p, Mask(n), v); }
-  static inline V Fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-  static inline V Mul(V a, V b) { return _mm256_mul_ps(a, b); }
-  static inline V Add(V a, V b) { return _mm256_add_ps(a, b); }
-  static inline V LoadLanes(V v, const float* p, int la, int lb) {
-    if (la >= lb || lb <= 0 || la >= 8) return v;
-    const __m256i m = _mm256_andnot_si256(Mask(la), Mask(lb));
-    return _mm256_blendv_ps(v, _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
-  }
-  static inline __m256i BitsMask(unsigned bits) {
-    const __m256i lane = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-    return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), lane), lane);
-  }
-  using Idx = __m256i;
-  static inline Idx Stride(int stride) {
-    return _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(stride));
-  }
-  static inline V GatherBits(V v, const float* p, unsigned bits, Idx idx) {
-    return _mm256_mask_i32gather_ps(v, p, idx, _mm256_castsi256_ps(BitsMask(bits)), 4);
-  }
-  static inline V LoadEvenBits(V v, const float* p, unsigned bits, uint32_t) {
-    return GatherBits(v, p, bits, Stride(2));
-  }
-  static inline V LoadBits(V v, const float* p, unsigned bits) {
-    const __m256i m = BitsMask(bits);
-    return _mm256_blendv_ps(v, _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
-  }
-  static inline V Max(V a, V b) { return _mm256_max_ps(a, b); }
-  static inline V Min(V a, V b) { return _mm256_min_ps(a, b); }
 };
 #include "providers/cpu/math/sgemm_driver.inc"
 }  // namespace
