@@ -84,8 +84,8 @@ check("out_1x1", [1, 4, 3, 3], 5, 3, {})
 check("conv1d", [2, 7, 50], 11, 5, dict(pads=[2, 1], strides=[2], dilations=[2]))
 check("conv1d_1x1", [3, 9, 33], 4, 1, {})
 check("conv3d", [1, 3, 6, 7, 5], 4, 3, dict(pads=[1] * 6, strides=[2, 1, 1]))
-# Depthwise: multiplier 1 and 2, 3x3 (wide rows take the padded-copy kernel)
-# and other sizes, strides 1-3, dilation, narrow rows.
+# Depthwise: multiplier 1 and 2, 3x3 (interior vectors without masks at
+# strides 1 and 2) and other sizes, strides 1-3, dilation, narrow rows.
 check("dw3_s1_w7", [2, 24, 7, 7], 24, 3, dict(group=24, pads=[1, 1, 1, 1]))
 check("dw3_s1_w60", [1, 16, 21, 60], 16, 3, dict(group=16, pads=[1, 1, 1, 1]))
 check("dw3_s2_w33", [2, 16, 33, 33], 16, 3, dict(group=16, pads=[1, 1, 1, 1], strides=[2, 2]))
@@ -93,6 +93,9 @@ check("dw3_s2_w112", [1, 8, 20, 112], 8, 3, dict(group=8, pads=[0, 1, 1, 0], str
 check("dw5_s3_dil2", [1, 6, 25, 19], 6, 5, dict(group=6, pads=[2, 3, 4, 1], strides=[3, 3], dilations=[2, 2]))
 check("dw_mult2", [2, 5, 14, 14], 10, 3, dict(group=5, pads=[1, 1, 1, 1]))
 check("dw_k1x7", [1, 4, 9, 30], 4, [1, 7], dict(group=4, pads=[0, 3, 0, 3]))
+# Small "same" planes run as one flat run of vectors across row ends.
+check("dw3_dil2_flat", [2, 12, 10, 10], 12, 3, dict(group=12, pads=[2, 2, 2, 2], dilations=[2, 2]))
+check("dw5_flat_13", [1, 6, 13, 13], 6, 5, dict(group=6, pads=[2, 2, 2, 2]), tail=("Relu", {}))
 # Fused by the optimizer: Relu / Clip (clamped in the GEMM's epilogue or the
 # depthwise store), residual Add (+Relu), LeakyRelu and Sigmoid (a pass after).
 check("relu", [2, 16, 12, 12], 32, 3, dict(pads=[1, 1, 1, 1]), tail=("Relu", {}))
@@ -119,6 +122,6 @@ def test_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 2 * 32, sorted(r)
+    assert len(r) == 2 * 34, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"

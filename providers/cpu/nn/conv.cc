@@ -475,12 +475,7 @@ class ConvKernel final : public OpKernel {
       const int64_t per_plane = g.out_size * g.kvol;
       const int64_t min_chunk = std::max<int64_t>(1, 32768 / std::max<int64_t>(per_plane, 1));
       if constexpr (std::is_same<T, float>::value) {
-        // Measured on Zen 5 (AVX-512): the padded-copy 3x3 kernel below wins
-        // at stride 1 on wide rows (56, 112 columns: 0.85x the vector one's
-        // time); the vector kernel wins everywhere else (narrow rows: 0.5-0.7x,
-        // stride 2: 0.8x) and covers every kernel size, stride and dilation.
-        const bool wide_s1 = IsFastDepthwise(g) && g.s[0] == 1 && g.out[1] >= 48;
-        if (depthwise::Available() && !wide_s1) {
+        if (depthwise::Available()) {
           depthwise::Plane2D pg;
           pg.H = g.in[0], pg.W = g.in[1], pg.OH = g.out[0], pg.OW = g.out[1], pg.KH = g.k[0], pg.KW = g.k[1];
           pg.sh = g.s[0], pg.sw = g.s[1], pg.ph = g.pb[0], pg.pw = g.pb[1], pg.dh = g.d[0], pg.dw = g.d[1];
