@@ -78,7 +78,12 @@ check("group2", [2, 8, 11, 11], 12, 3, dict(group=2, strides=[2, 2], pads=[1, 1,
 check("group4_1x1", [1, 32, 7, 7], 64, 1, dict(group=4))
 check("same_upper", [1, 6, 10, 9], 9, 4, dict(auto_pad="SAME_UPPER", strides=[2, 2]))
 check("no_bias_wide", [1, 64, 30, 70], 64, 3, dict(pads=[1, 1, 1, 1]), bias=False)
+# Small outputs (7x7, known from the declared input shape) run the transposed
+# product Y^T = im2col(X)^T W^T (1x1 reads X^T straight from the input).
 check("small_out_49", [2, 64, 7, 7], 96, 3, dict(pads=[1, 1, 1, 1]))
+check("small_1x1_residual_relu", [2, 48, 7, 7], 64, 1, {}, tail=("Relu", {}), residual=True)
+check("small_s2_clip", [1, 16, 13, 13], 40, 3, dict(pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
+check("small_1d", [2, 16, 20], 64, 3, dict(pads=[1, 1]), tail=("Sigmoid", {}))
 check("big_k", [1, 300, 6, 6], 20, 3, dict(pads=[1, 1, 1, 1]))
 check("out_1x1", [1, 4, 3, 3], 5, 3, {})
 check("conv1d", [2, 7, 50], 11, 5, dict(pads=[2, 1], strides=[2], dilations=[2]))
@@ -122,6 +127,6 @@ def test_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 2 * 34, sorted(r)
+    assert len(r) == 2 * 37, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"

@@ -34,8 +34,9 @@ struct Args {
   int64_t ldc;
   const float* pa;
   const float* pb;
-  const Im2Col2D* im2col;  // B, when given
-  const Epilogue* ep;      // or null
+  const Im2Col2D* im2col;    // B, when given
+  const Epilogue* ep;        // or null
+  const Im2Col2D* im2col_a;  // A = its transpose, when given
 };
 
 // A per-thread packing buffer, grown on demand and kept (at most MC x KC for
@@ -150,6 +151,16 @@ Isa SetIsaForTesting(Isa isa) {
 
 bool Available() { return KernelFor(ActiveIsa()) != nullptr; }
 
+int TileRows() {
+  const Kernel* k = KernelFor(ActiveIsa());
+  return k ? k->mr : 0;
+}
+
+int TileCols() {
+  const Kernel* k = KernelFor(ActiveIsa());
+  return k ? k->nr : 0;
+}
+
 bool Preferred(bool trans_b, int64_t M, int64_t N, int64_t K, bool a_packed, bool b_packed) {
   if (!Available()) return false;
   // A pre-packed operand is always taken: its kernel may have released the
@@ -249,13 +260,16 @@ void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
          C,
          ldc,
          Usable(pa, true, M, K) ? pa->data() : nullptr,
-         !im2col && Usable(pb, false, N, K) ? pb->data() : nullptr,
-         im2col,
-         epilogue};
+         (!im2col || im2col->transposed) && Usable(pb, false, N, K) ? pb->data() : nullptr,
+         im2col && !im2col->transposed ? im2col : nullptr,
+         epilogue,
+         im2col && im2col->transposed ? im2col : nullptr};
+  if (g.im2col_a != nullptr) g.pa = nullptr;
 
   const int threads = pool == nullptr || static_cast<double>(M) * N * K < kThreadedWork ? 1 : pool->NumThreads();
   // B read in place (a few rows, see RunTask) costs nothing to "pack".
-  const bool b_in_place = g.pb == nullptr && !g.trans_b && g.M <= k->mr && g.im2col == nullptr;
+  const bool b_in_place =
+      g.pb == nullptr && !g.trans_b && g.M <= k->mr && g.im2col == nullptr && g.im2col_a == nullptr;
   const Split sp = threads > 1 ? ChooseSplit(*k, threads, M, N, K, g.pa != nullptr, g.pb != nullptr || b_in_place,
                                              g.pb != nullptr ? k->nr : k->nr / 2)
                                : Split{1, 1, M, N};

@@ -29,6 +29,10 @@ Isa ActiveIsa();
 Isa SetIsaForTesting(Isa isa);
 // Whether Gemm has a micro-kernel for the active path (not on baseline).
 bool Available();
+// The active micro-kernel's tile: MR rows by NR columns (NR = 2 vectors);
+// 0 x 0 where none.
+int TileRows();
+int TileCols();
 
 // An operand packed for the micro-kernel of one ISA: op(A) [M,K] in MR-row
 // panels (a left operand) or op(B) [K,N] in NR-column panels (a right one),
@@ -74,6 +78,10 @@ struct Im2Col2D {
   const float* x = nullptr;
   int64_t C = 0, H = 0, W = 0, OH = 0, OW = 0, KH = 1, KW = 1;
   int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  // The matrix's transpose [OH*OW, C*KH*KW] stands for A instead of B (the
+  // transposed product C^T = X^T W^T, whose micro-tiles run across output
+  // channels: no edge waste on small images).
+  bool transposed = false;
 };
 
 // What Gemm applies to C once a block of it is complete (on the last K
@@ -91,7 +99,9 @@ struct Epilogue {
 // active ISA and of matching dims, stand for A / B (which are then not read);
 // otherwise A / B are packed as the call goes. Runs on `pool` (null: inline).
 // `im2col`, when given, is B (B, ldb, trans_b and pb are then ignored; N
-// must be OH*OW and K C*KH*KW); `epilogue`, when given, runs on C at the end.
+// must be OH*OW and K C*KH*KW), or with `transposed` A (A, lda, trans_a and
+// pa ignored; M must be OH*OW); `epilogue`, when given, runs on
+// C at the end.
 // Requires Available(), M, N, K >= 1.
 void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool,

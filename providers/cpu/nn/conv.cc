@@ -359,10 +359,13 @@ class ConvKernel final : public OpKernel {
     if (M == 0 || Kc == 0 || M % attrs_.group != 0 || !FitsBlasInt(M) || !FitsBlasInt(Kc)) return;
     if (wd.size() == 4 && Cg == 1 && attrs_.group > 1) return;
     const int64_t Mg = M / attrs_.group;
+    transposed_ = TransposedWins(info, wd, Mg);
     for (int64_t grp = 0; grp < attrs_.group; ++grp) {
-      packed_w_.push_back(sgemm::PackA(false, Mg, Kc, w->data<float>() + grp * Mg * Kc, Kc));
+      const float* wg = w->data<float>() + grp * Mg * Kc;
+      packed_w_.push_back(transposed_ ? sgemm::PackB(true, Kc, Mg, wg, Kc) : sgemm::PackA(false, Mg, Kc, wg, Kc));
       if (packed_w_.back().empty()) {
         packed_w_.clear();
+        transposed_ = false;
         return;
       }
     }
@@ -377,6 +380,62 @@ class ConvKernel final : public OpKernel {
     const int64_t C = x.dims()[1], Cg = C / attrs_.group;
     if (!sgemm::Available() || g.nd > 2 || Cg == 0) return false;
     return !(g.nd == 2 && Cg == 1 && attrs_.group == C && attrs_.group > 1);
+  }
+
+  // The sgemm::Im2Col2D of the (image, group) at `image`: 1-D convs as
+  // 2-D ones of height 1.
+  static sgemm::Im2Col2D Im2ColOf(const float* image, int64_t Cg, const ConvGeom& g) {
+    sgemm::Im2Col2D src;
+    const bool two = g.nd == 2;
+    const size_t wd = g.nd - 1;
+    src.x = image;
+    src.C = Cg;
+    src.H = two ? g.in[0] : 1;
+    src.OH = two ? g.out[0] : 1;
+    src.KH = two ? g.k[0] : 1;
+    src.sh = two ? g.s[0] : 1;
+    src.ph = two ? g.pb[0] : 0;
+    src.dh = two ? g.d[0] : 1;
+    src.W = g.in[wd];
+    src.OW = g.out[wd];
+    src.KW = g.k[wd];
+    src.sw = g.s[wd];
+    src.pw = g.pb[wd];
+    src.dw = g.d[wd];
+    return src;
+  }
+
+  // One (image, group) of the transposed product: Y^T [OS, Mg] into a
+  // per-thread scratch, then transposed into Y with bias, Z and the
+  // activation (Y^T is small: this runs for small images only).
+  void TransposedUnit(const Tensor& x, int64_t n, int64_t grp, const ConvGeom& g, const float* bv, const float* zv,
+                      float* yv, ThreadPool* pool) const {
+    const int64_t C = x.dims()[1], Cg = C / attrs_.group, Mg = packed_w_[grp].rows(), M = Mg * attrs_.group;
+    const int64_t Kc = Cg * g.kvol, OS = g.out_size;
+    const float* image = x.data<float>() + (n * C + grp * Cg) * g.in_size;
+    bool pointwise = true;
+    for (size_t j = 0; j < g.nd; ++j)
+      pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
+    // Rows of Y^T a few lines more than Mg apart: at 2048 channels they
+    // would be 8 KiB apart and a tile's rows would fight over one L1 set.
+    const int64_t ldt = Mg + 16;
+    thread_local std::vector<float> scratch;
+    if (static_cast<int64_t>(scratch.size()) < OS * ldt) scratch.resize(OS * ldt);
+    float* yt = scratch.data();
+    sgemm::Im2Col2D src = Im2ColOf(image, Cg, g);
+    src.transposed = true;
+    // Pointwise: X_(n,grp) [Kc, OS] is itself the matrix; A = its transpose.
+    sgemm::Gemm(true, false, OS, Mg, Kc, 1.f, image, OS, nullptr, Mg, 0.f, yt, ldt, pool, nullptr, &packed_w_[grp],
+                pointwise ? nullptr : &src, nullptr);
+    const int64_t off = (n * M + grp * Mg) * OS;
+    ThreadPool::For(pool, Mg, std::max<int64_t>(1, 8192 / std::max<int64_t>(OS, 1)), [&](int64_t begin, int64_t end) {
+      for (int64_t m = begin; m < end; ++m) {
+        float* yr = yv + off + m * OS;
+        const float* zr = zv ? zv + off + m * OS : nullptr;
+        for (int64_t j = 0; j < OS; ++j) yr[j] = yt[j * ldt + m] + (zr ? zr[j] : 0.f);
+        Epilogue<float>(yr, OS, bv ? bv[grp * Mg + m] : 0.f, act_);
+      }
+    });
   }
 
   Status RunFusedGemm(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor* z,
@@ -399,24 +458,10 @@ class ConvKernel final : public OpKernel {
 
     // Y block of (n, grp) = W_grp [Mg, Kc] x im2col(X_(n,grp)) [Kc, OS].
     auto unit = [&](int64_t n, int64_t grp, ThreadPool* pool) {
+      if (transposed_) return TransposedUnit(x, n, grp, g, bv, zv, yv, pool);
       const float* image = xv + (n * C + grp * Cg) * g.in_size;
       float* yb = yv + (n * M + grp * Mg) * OS;
-      sgemm::Im2Col2D src;
-      const size_t h = g.nd == 2 ? 0 : 1, wd = g.nd - 1;  // 1-D: a 2-D conv of height 1
-      src.x = image;
-      src.C = Cg;
-      src.H = h == 0 ? g.in[0] : 1;
-      src.OH = h == 0 ? g.out[0] : 1;
-      src.KH = h == 0 ? g.k[0] : 1;
-      src.sh = h == 0 ? g.s[0] : 1;
-      src.ph = h == 0 ? g.pb[0] : 0;
-      src.dh = h == 0 ? g.d[0] : 1;
-      src.W = g.in[wd];
-      src.OW = g.out[wd];
-      src.KW = g.k[wd];
-      src.sw = g.s[wd];
-      src.pw = g.pb[wd];
-      src.dw = g.d[wd];
+      const sgemm::Im2Col2D src = Im2ColOf(image, Cg, g);
       sgemm::Epilogue ep;
       ep.bias = bv ? bv + grp * Mg : nullptr;
       ep.z = zv ? zv + (n * M + grp * Mg) * OS : nullptr;
@@ -453,6 +498,32 @@ class ConvKernel final : public OpKernel {
       }
     }
     return Status::OK();
+  }
+
+  // Whether this conv, on the input size the graph declares, runs better as
+  // the transposed product Y^T [OS, Mg] = im2col(X)^T W^T: its tiles run
+  // MR output positions by NR output channels, so a small image (7x7: 49
+  // columns, three quarters of two 32-wide panels) wastes little, where the
+  // plain product rounds OS up to half panels. A partial row tile counts as
+  // at least a third of one (a short tile is latency-bound). Only for 1-D /
+  // 2-D non-depthwise convs (RunFusedGemm's), and when the size is known.
+  bool TransposedWins(const KernelInfo& info, const Dims& wd, int64_t Mg) const {
+    const TypeInfo& xt = info.InputType(0);
+    if (!sgemm::Available() || !xt.has_shape || xt.dims.size() != wd.size() || wd.size() > 4) return false;
+    if (wd[1] == 1 && attrs_.group > 1 && wd.size() == 4) return false;  // depthwise
+    Dims xd{1, wd[1] * attrs_.group};
+    for (size_t j = 2; j < xt.dims.size(); ++j) {
+      if (!xt.dims[j].known()) return false;
+      xd.push_back(xt.dims[j].value);
+    }
+    ConvGeom g;
+    if (!Resolve(xd, wd, &g).ok() || g.out_size <= 0) return false;
+    const int64_t mr = sgemm::TileRows(), w = sgemm::TileCols() / 2;
+    auto rows = [&](int64_t r) { return r / mr * mr + (r % mr ? std::max(r % mr, (mr + 2) / 3) : 0); };
+    auto cols = [&](int64_t c) { return (c + w - 1) / w * w; };
+    const double plain = static_cast<double>(rows(Mg)) * cols(g.out_size);
+    const double trans = static_cast<double>(rows(g.out_size)) * cols(Mg);
+    return trans < 0.9 * plain;
   }
 
   Status Resolve(const Dims& xd, const Dims& wd, ConvGeom* g) const {
@@ -587,7 +658,10 @@ class ConvKernel final : public OpKernel {
 
   conv::Attrs attrs_;
   bool fused_ = false;  // com.microsoft FusedConv: activation and input Z
-  std::vector<sgemm::Packed> packed_w_;  // per group, when W is a constant float
+  // Per group, when W is a constant float: W_grp as the left operand, or
+  // with transposed_ W_grp^T as the right one (TransposedWins).
+  std::vector<sgemm::Packed> packed_w_;
+  bool transposed_ = false;
   Activation act_;
 };
 
