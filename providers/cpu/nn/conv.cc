@@ -482,9 +482,13 @@ class ConvKernel final : public OpKernel {
     };
     const double work = static_cast<double>(Mg) * OS * Kc;
     const int64_t units = N * attrs_.group;
-    if (work <= kBlasSingleThreadWork && units > 1) {
-      // Many small GEMMs (grouped convs, late small feature maps): each
-      // thread takes whole (image, group) units.
+    const int64_t threads = ctx.threads() ? ctx.threads()->NumThreads() : 1;
+    // Whole units per thread: many small GEMMs (grouped convs, late small
+    // feature maps), or enough images (batch 8 on 2 threads) that each
+    // thread's share is even: one fork-join per conv instead of one per
+    // image, and no GEMM split into uneven halves.
+    const bool even_batch = threads > 1 && units >= threads && (units % threads == 0 || units >= 4 * threads);
+    if ((work <= kBlasSingleThreadWork && units > 1) || even_batch) {
       const int64_t min_chunk = std::max<int64_t>(1, static_cast<int64_t>(65536.0 / std::max(work, 1.0)));
       ThreadPool::For(ctx.threads(), units, min_chunk, [&](int64_t begin, int64_t end) {
         for (int64_t u = begin; u < end; ++u) unit(u / attrs_.group, u % attrs_.group, nullptr);
