@@ -247,7 +247,7 @@ void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
   const Kernel* k = KernelFor(ActiveIsa());
   if (k == nullptr || M <= 0 || N <= 0 || K <= 0) return;
   Args g{trans_a,
-         im2col ? false : trans_b,
+         im2col && !im2col->transposed ? false : trans_b,
          M,
          N,
          K,
