@@ -1,8 +1,16 @@
-// Conv (NCHW, any number of spatial dims). Three paths:
+// Conv (NCHW, any number of spatial dims). Paths:
 //  - depthwise 2-D (one input channel per group): a direct kernel, because
-//    per-group GEMMs of one row are all overhead;
-//  - 1x1, stride 1, no padding: the input already is the GEMM's right operand;
-//  - everything else: im2col, then one GEMM per (image, group).
+//    per-group GEMMs of one row are all overhead: the vector one of
+//    depthwise_conv.h (AVX-512 / AVX2), a padded-copy 3x3 and a generic
+//    loop on the baseline path;
+//  - float 1-D / 2-D on a CPU with an SGEMM micro-kernel (RunFusedGemm): one
+//    SGEMM per (image, group) that packs its right operand straight from the
+//    input (sgemm::Im2Col2D, no im2col matrix; 1x1 stride 1 reads the input
+//    itself) and adds bias and Z and clamps (Relu, Clip) as each tile of Y
+//    completes; on small images (7x7) the transposed product Y^T instead
+//    (TransposedWins), W packed once for whichever the graph's shapes pick;
+//  - everything else (3-D, 16-bit floats through float, baseline): im2col,
+//    then one GEMM per (image, group), then the epilogue.
 //
 // The same kernel runs onnxruntime's contrib op com.microsoft FusedConv (made
 // by core/optimizer/conv_activation_fusion.cc, or found in models onnxruntime
