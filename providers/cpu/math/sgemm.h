@@ -4,10 +4,15 @@
 // for the shapes where it still wins (blas.h's routing).
 //
 // Layout: A is packed into MR-row micro-panels, B into NR-column ones, per
-// KC-deep block of K; a task owning a block of C packs the A block it needs
-// (MC x KC, kept in L2) and the B block (KC x NC), then runs the micro-kernel
-// over MR x NR tiles. Constant operands (weights) can be packed once, up
-// front, and passed to Gemm in place of the raw matrix.
+// block of K (K cut into equal blocks of at most KC); a task owning a block
+// of C packs the A block it needs (MC x KC, kept in L2) and the B block
+// (KC x NC), then runs the micro-kernel over MR x NR tiles; where its rows
+// of A stay in L2 it packs B one NR-column panel at a time instead, into L1,
+// right before the tiles that use it. Constant operands (weights) can be
+// packed once, up front, and passed to Gemm in place of the raw matrix. A
+// convolution's im2col matrix can stand for B (or, transposed, for A) and
+// is packed straight from the image; an epilogue (bias, residual, clamp)
+// can finish C tile by tile.
 #pragma once
 
 #include <cstddef>
