@@ -190,3 +190,105 @@ TEST(Sgemm, PackedOperandOfAnotherPathOrShapeIsIgnored) {
 
 }  // namespace
 }  // namespace onyx
+
+namespace onyx {
+namespace {
+
+// The im2col matrix of `s`, [C*KH*KW, OH*OW], written out.
+std::vector<double> Im2ColReference(const sgemm::Im2Col2D& s) {
+  const int64_t K = s.C * s.KH * s.KW, N = s.OH * s.OW;
+  std::vector<double> m(static_cast<size_t>(K * N), 0.0);
+  for (int64_t c = 0; c < s.C; ++c)
+    for (int64_t kh = 0; kh < s.KH; ++kh)
+      for (int64_t kw = 0; kw < s.KW; ++kw)
+        for (int64_t oh = 0; oh < s.OH; ++oh)
+          for (int64_t ow = 0; ow < s.OW; ++ow) {
+            const int64_t ih = oh * s.sh - s.ph + kh * s.dh, iw = ow * s.sw - s.pw + kw * s.dw;
+            if (ih >= 0 && ih < s.H && iw >= 0 && iw < s.W)
+              m[((c * s.KH + kh) * s.KW + kw) * N + oh * s.OW + ow] = s.x[(c * s.H + ih) * s.W + iw];
+          }
+  return m;
+}
+
+// Gemm with the im2col matrix as B (C = W x im2col) or, transposed, as A
+// (C^T = im2col^T x W^T), with the epilogue (bias per row of C, Z, clamp),
+// on every ISA path, against a double reference.
+TEST(Sgemm, Im2ColOperandAndEpilogueMatchReference) {
+  struct Geo {
+    int64_t C, H, W, KH, KW, sh, sw, ph, pw, dh, dw, M;
+  };
+  const std::vector<Geo> geos = {
+      {3, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 13},   {16, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 40},
+      {5, 23, 40, 3, 3, 2, 2, 1, 1, 1, 1, 7},   {4, 17, 19, 5, 3, 3, 2, 2, 1, 2, 1, 25},
+      {2, 30, 33, 7, 7, 2, 2, 3, 3, 1, 1, 64},  {7, 1, 50, 1, 5, 1, 3, 0, 2, 1, 2, 9},
+      {300, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 20},  {8, 7, 7, 1, 1, 1, 1, 0, 0, 1, 1, 33}};
+  ThreadPool pool(2);
+  for (int isa_i = 2; isa_i >= 0; --isa_i) {
+    const auto want = static_cast<fastmath::Isa>(isa_i);
+    if (sgemm::SetIsaForTesting(want) != want || !sgemm::Available()) continue;
+    uint32_t seed = 7;
+    for (const Geo& gm : geos) {
+      sgemm::Im2Col2D s;
+      s.C = gm.C, s.H = gm.H, s.W = gm.W, s.KH = gm.KH, s.KW = gm.KW, s.sh = gm.sh, s.sw = gm.sw;
+      s.ph = gm.ph, s.pw = gm.pw, s.dh = gm.dh, s.dw = gm.dw;
+      s.OH = (gm.H + 2 * gm.ph - (gm.KH - 1) * gm.dh - 1) / gm.sh + 1;
+      s.OW = (gm.W + 2 * gm.pw - (gm.KW - 1) * gm.dw - 1) / gm.sw + 1;
+      const int64_t K = s.C * s.KH * s.KW, N = s.OH * s.OW, M = gm.M;
+      std::mt19937 rng(seed++);
+      std::uniform_real_distribution<float> dist(-1.f, 1.f);
+      std::vector<float> x(static_cast<size_t>(s.C * s.H * s.W)), w(static_cast<size_t>(M * K)), bias(M),
+          z(static_cast<size_t>(M * N));
+      for (auto* v : {&x, &w, &bias, &z})
+        for (auto& e : *v) e = dist(rng);
+      s.x = x.data();
+      const std::vector<double> col = Im2ColReference(s);
+      std::vector<double> ref(static_cast<size_t>(M * N)), mag(static_cast<size_t>(M * N));
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t j = 0; j < N; ++j) {
+          double acc = 0.0, a = 0.0;
+          for (int64_t k = 0; k < K; ++k) {
+            acc += static_cast<double>(w[m * K + k]) * col[k * N + j];
+            a += std::fabs(static_cast<double>(w[m * K + k]) * col[k * N + j]);
+          }
+          ref[m * N + j] = acc;
+          mag[m * N + j] = a;
+        }
+      const sgemm::Packed pw = sgemm::PackA(false, M, K, w.data(), K);
+      const sgemm::Packed pwt = sgemm::PackB(true, K, M, w.data(), K);
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        // C = W x im2col + bias + Z, clamped to [-0.5, 0.75]; W packed and not.
+        for (const sgemm::Packed* pa : {&pw, static_cast<const sgemm::Packed*>(nullptr)}) {
+          std::vector<float> c(static_cast<size_t>(M * N), std::numeric_limits<float>::quiet_NaN());
+          sgemm::Epilogue ep;
+          ep.bias = bias.data();
+          ep.z = z.data();
+          ep.ldz = N;
+          ep.clamp = true;
+          ep.lo = -0.5f;
+          ep.hi = 0.75f;
+          sgemm::Gemm(false, false, M, N, K, 1.f, w.data(), K, nullptr, N, 0.f, c.data(), N, p, pa, nullptr, &s, &ep);
+          for (int64_t i = 0; i < M * N; ++i) {
+            const double want_v = std::min(0.75, std::max(-0.5, ref[i] + bias[i / N] + z[i]));
+            ASSERT_NEAR(c[i], want_v, 1e-5 * (mag[i] + 3.0))
+                << fastmath::IsaName(want) << " C=" << s.C << " M=" << M << " at " << i;
+          }
+        }
+        // C^T = im2col^T x W^T, W^T packed and not.
+        sgemm::Im2Col2D st = s;
+        st.transposed = true;
+        for (const sgemm::Packed* pb : {&pwt, static_cast<const sgemm::Packed*>(nullptr)}) {
+          std::vector<float> ct(static_cast<size_t>(N * (M + 3)), std::numeric_limits<float>::quiet_NaN());
+          sgemm::Gemm(false, true, N, M, K, 1.f, nullptr, N, w.data(), K, 0.f, ct.data(), M + 3, p, nullptr, pb, &st);
+          for (int64_t m = 0; m < M; ++m)
+            for (int64_t j = 0; j < N; ++j)
+              ASSERT_NEAR(ct[j * (M + 3) + m], ref[m * N + j], 1e-5 * (mag[m * N + j] + 1.0))
+                  << fastmath::IsaName(want) << " transposed C=" << s.C << " M=" << M << " at " << m << "," << j;
+        }
+      }
+    }
+  }
+  sgemm::SetIsaForTesting(fastmath::BestIsa());
+}
+
+}  // namespace
+}  // namespace onyx

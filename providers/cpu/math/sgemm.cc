@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -33,6 +34,9 @@ struct Args {
   int64_t ldc;
   const float* pa;
   const float* pb;
+  const Im2Col2D* im2col;    // B, when given
+  const Epilogue* ep;        // or null
+  const Im2Col2D* im2col_a;  // A = its transpose, when given
 };
 
 // A per-thread packing buffer, grown on demand and kept (at most MC x KC for
@@ -74,19 +78,12 @@ struct Kernel {
 #endif
 namespace avx512 {
 namespace {
-struct Tr {
-  using V = __m512;
-  static constexpr int W = 16, MR = 12, NR = 32;
+#define ONYX_VEC_AVX512
+#include "providers/cpu/common/simd_traits.inc"
+#undef ONYX_VEC_AVX512
+struct Tr : VecTr {
+  static constexpr int MR = 12, NR = 32;
   static constexpr int64_t KC = 256, MC = 192, NC = 1024;
-  static inline __mmask16 Mask(int n) { return static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1u); }
-  static inline V Zero() { return _mm512_setzero_ps(); }
-  static inline V Set1(float v) { return _mm512_set1_ps(v); }
-  static inline V Load(const float* p) { return _mm512_loadu_ps(p); }
-  static inline V LoadN(const float* p, int n) { return _mm512_maskz_loadu_ps(Mask(n), p); }
-  static inline void Store(float* p, V v) { _mm512_storeu_ps(p, v); }
-  static inline void StoreN(float* p, V v, int n) { _mm512_mask_storeu_ps(p, Mask(n), v); }
-  static inline V Fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-  static inline V Mul(V a, V b) { return _mm512_mul_ps(a, b); }
 };
 #include "providers/cpu/math/sgemm_driver.inc"
 }  // namespace
@@ -105,22 +102,12 @@ struct Tr {
 #endif
 namespace avx2 {
 namespace {
-struct Tr {
-  using V = __m256;
-  static constexpr int W = 8, MR = 6, NR = 16;
+#define ONYX_VEC_AVX2
+#include "providers/cpu/common/simd_traits.inc"
+#undef ONYX_VEC_AVX2
+struct Tr : VecTr {
+  static constexpr int MR = 6, NR = 16;
   static constexpr int64_t KC = 256, MC = 144, NC = 1024;
-  // Lanes [0, n) set (n clamped to [0, 8]).
-  static inline __m256i Mask(int n) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  }
-  static inline V Zero() { return _mm256_setzero_ps(); }
-  static inline V Set1(float v) { return _mm256_set1_ps(v); }
-  static inline V Load(const float* p) { return _mm256_loadu_ps(p); }
-  static inline V LoadN(const float* p, int n) { return _mm256_maskload_ps(p, Mask(n)); }
-  static inline void Store(float* p, V v) { _mm256_storeu_ps(p, v); }
-  static inline void StoreN(float* p, V v, int n) { _mm256_maskstore_ps(p, Mask(n), v); }
-  static inline V Fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-  static inline V Mul(V a, V b) { return _mm256_mul_ps(a, b); }
 };
 #include "providers/cpu/math/sgemm_driver.inc"
 }  // namespace
@@ -163,6 +150,16 @@ Isa SetIsaForTesting(Isa isa) {
 }
 
 bool Available() { return KernelFor(ActiveIsa()) != nullptr; }
+
+int TileRows() {
+  const Kernel* k = KernelFor(ActiveIsa());
+  return k ? k->mr : 0;
+}
+
+int TileCols() {
+  const Kernel* k = KernelFor(ActiveIsa());
+  return k ? k->nr : 0;
+}
 
 bool Preferred(bool trans_b, int64_t M, int64_t N, int64_t K, bool a_packed, bool b_packed) {
   if (!Available()) return false;
@@ -207,42 +204,86 @@ bool Usable(const Packed* p, bool left, int64_t rows, int64_t depth) {
          p->depth() == depth;
 }
 
-void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-          const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool, const Packed* pa,
-          const Packed* pb) {
-  const Kernel* k = KernelFor(ActiveIsa());
-  if (k == nullptr || M <= 0 || N <= 0 || K <= 0) return;
-  Args g{trans_a, trans_b, M, N, K, alpha, beta, A, lda, B, ldb, C, ldc,
-         Usable(pa, true, M, K) ? pa->data() : nullptr, Usable(pb, false, N, K) ? pb->data() : nullptr};
+// How to split C over `threads` tasks: tm row chunks (whole MR panels) times
+// tn column chunks (whole W-wide half panels, so a 196-column conv output
+// splits 112/84 rather than 128/68; whole panels when B is pre-packed). Each split is costed as its slowest
+// task: the multiply-adds of its tiles (rows and W-wide column groups
+// rounded up, as the micro-kernel runs them) plus packing what it must pack
+// itself (its columns of B unless B is pre-packed, its rows of A unless A
+// is), a packed float costing about as much as 80 multiply-adds in FMA lanes
+// would (a few cycles per gathered value against 32 FMA lanes per cycle).
+struct Split {
+  int64_t tm = 1, tn = 1, m_chunk = 0, n_chunk = 0;
+};
 
-  // Split C into tm x tn blocks, one per thread. Splitting N makes every task
-  // pack its own copy of A (M x K), splitting M one of B (K x N): split the
-  // dimension that duplicates the smaller (or an already packed) operand.
-  const int threads = pool == nullptr || static_cast<double>(M) * N * K < kThreadedWork ? 1 : pool->NumThreads();
-  const int64_t m_panels = (M + k->mr - 1) / k->mr, n_panels = (N + k->nr - 1) / k->nr;
-  int64_t tm = 1, tn = 1;
-  if (threads > 1) {
-    const double dup_a = g.pa ? 0.0 : static_cast<double>(M), dup_b = g.pb ? 0.0 : static_cast<double>(N);
-    if (dup_a <= dup_b && n_panels >= 2) {
-      tn = std::min<int64_t>(threads, n_panels);
-      tm = std::min<int64_t>(threads / tn, m_panels);
-    } else {
-      tm = std::min<int64_t>(threads, m_panels);
-      tn = std::min<int64_t>(threads / tm, n_panels);
+Split ChooseSplit(const Kernel& k, int threads, int64_t M, int64_t N, int64_t K, bool a_packed, bool b_packed,
+                  int w) {
+  const int64_t m_panels = (M + k.mr - 1) / k.mr, n_units = (N + w - 1) / w;
+  Split best;
+  best.m_chunk = m_panels * k.mr;
+  best.n_chunk = n_units * w;
+  double best_cost = -1.0;
+  for (int64_t tm = 1; tm <= threads; ++tm) {
+    if (threads % tm != 0) continue;
+    const int64_t tn = threads / tm;
+    if (tm > m_panels || tn > n_units) continue;
+    const int64_t m_chunk = (m_panels + tm - 1) / tm * k.mr, n_chunk = (n_units + tn - 1) / tn * w;
+    const double rows = static_cast<double>(std::min(M, m_chunk)), cols = static_cast<double>(std::min(N, n_chunk));
+    const double padded_cols = std::ceil(cols / w) * w;
+    double cost = rows * padded_cols * static_cast<double>(K);
+    if (!b_packed) cost += 80.0 * cols * static_cast<double>(K);
+    if (!a_packed) cost += 80.0 * rows * static_cast<double>(K);
+    if (best_cost < 0 || cost < best_cost) {
+      best_cost = cost;
+      best = {tm, tn, m_chunk, n_chunk};
     }
   }
-  const int64_t m_chunk = (m_panels + tm - 1) / tm * k->mr, n_chunk = (n_panels + tn - 1) / tn * k->nr;
+  return best;
+}
+
+void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+          const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool, const Packed* pa,
+          const Packed* pb, const Im2Col2D* im2col, const Epilogue* epilogue) {
+  const Kernel* k = KernelFor(ActiveIsa());
+  if (k == nullptr || M <= 0 || N <= 0 || K <= 0) return;
+  Args g{trans_a,
+         im2col && !im2col->transposed ? false : trans_b,
+         M,
+         N,
+         K,
+         alpha,
+         beta,
+         A,
+         lda,
+         B,
+         ldb,
+         C,
+         ldc,
+         Usable(pa, true, M, K) ? pa->data() : nullptr,
+         (!im2col || im2col->transposed) && Usable(pb, false, N, K) ? pb->data() : nullptr,
+         im2col && !im2col->transposed ? im2col : nullptr,
+         epilogue,
+         im2col && im2col->transposed ? im2col : nullptr};
+  if (g.im2col_a != nullptr) g.pa = nullptr;
+
+  const int threads = pool == nullptr || static_cast<double>(M) * N * K < kThreadedWork ? 1 : pool->NumThreads();
+  // B read in place (a few rows, see RunTask) costs nothing to "pack".
+  const bool b_in_place =
+      g.pb == nullptr && !g.trans_b && g.M <= k->mr && g.im2col == nullptr && g.im2col_a == nullptr;
+  const Split sp = threads > 1 ? ChooseSplit(*k, threads, M, N, K, g.pa != nullptr, g.pb != nullptr || b_in_place,
+                                             g.pb != nullptr ? k->nr : k->nr / 2)
+                               : Split{1, 1, M, N};
   auto task = [&](int64_t t) {
-    const int64_t mi = t / tn, ni = t % tn;
-    const int64_t m0 = mi * m_chunk, n0 = ni * n_chunk;
+    const int64_t mi = t / sp.tn, ni = t % sp.tn;
+    const int64_t m0 = mi * sp.m_chunk, n0 = ni * sp.n_chunk;
     if (m0 >= M || n0 >= N) return;
-    k->run_task(g, m0, std::min(M, m0 + m_chunk), n0, std::min(N, n0 + n_chunk));
+    k->run_task(g, m0, std::min(M, m0 + sp.m_chunk), n0, std::min(N, n0 + sp.n_chunk));
   };
-  if (tm * tn == 1) {
+  if (sp.tm * sp.tn == 1) {
     task(0);
     return;
   }
-  ThreadPool::For(pool, tm * tn, 1, [&](int64_t begin, int64_t end) {
+  ThreadPool::For(pool, sp.tm * sp.tn, 1, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) task(t);
   });
 }

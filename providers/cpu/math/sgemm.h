@@ -4,10 +4,15 @@
 // for the shapes where it still wins (blas.h's routing).
 //
 // Layout: A is packed into MR-row micro-panels, B into NR-column ones, per
-// KC-deep block of K; a task owning a block of C packs the A block it needs
-// (MC x KC, kept in L2) and the B block (KC x NC), then runs the micro-kernel
-// over MR x NR tiles. Constant operands (weights) can be packed once, up
-// front, and passed to Gemm in place of the raw matrix.
+// block of K (K cut into equal blocks of at most KC); a task owning a block
+// of C packs the A block it needs (MC x KC, kept in L2) and the B block
+// (KC x NC), then runs the micro-kernel over MR x NR tiles; where its rows
+// of A stay in L2 it packs B one NR-column panel at a time instead, into L1,
+// right before the tiles that use it. Constant operands (weights) can be
+// packed once, up front, and passed to Gemm in place of the raw matrix. A
+// convolution's im2col matrix can stand for B (or, transposed, for A) and
+// is packed straight from the image; an epilogue (bias, residual, clamp)
+// can finish C tile by tile.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +34,10 @@ Isa ActiveIsa();
 Isa SetIsaForTesting(Isa isa);
 // Whether Gemm has a micro-kernel for the active path (not on baseline).
 bool Available();
+// The active micro-kernel's tile: MR rows by NR columns (NR = 2 vectors);
+// 0 x 0 where none.
+int TileRows();
+int TileCols();
 
 // An operand packed for the micro-kernel of one ISA: op(A) [M,K] in MR-row
 // panels (a left operand) or op(B) [K,N] in NR-column panels (a right one),
@@ -65,14 +74,44 @@ Packed PackA(bool trans_a, int64_t M, int64_t K, const float* A, int64_t lda);
 // op(B) [K,N], likewise.
 Packed PackB(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb);
 
+// A right operand that is never stored: the im2col matrix of a 2-D
+// convolution's input, [C*KH*KW, OH*OW], row (c, kh, kw) and column (oh, ow)
+// reading x[c, oh*sh - ph + kh*dh, ow*sw - pw + kw*dw] (zero outside the
+// image). Gemm packs its blocks straight from `x` ([C, H, W]), so the matrix
+// costs no memory and no pass of its own.
+struct Im2Col2D {
+  const float* x = nullptr;
+  int64_t C = 0, H = 0, W = 0, OH = 0, OW = 0, KH = 1, KW = 1;
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  // The matrix's transpose [OH*OW, C*KH*KW] stands for A instead of B (the
+  // transposed product C^T = X^T W^T, whose micro-tiles run across output
+  // channels: no edge waste on small images).
+  bool transposed = false;
+};
+
+// What Gemm applies to C once a block of it is complete (on the last K
+// block, while the tile is in L1): C = clamp(C + bias[row] + Z, lo, hi).
+struct Epilogue {
+  const float* bias = nullptr;  // one value per row of C, or null
+  const float* z = nullptr;     // [M, N] added element-wise (row stride ldz), or null
+  int64_t ldz = 0;
+  bool clamp = false;           // then C = min(max(C, lo), hi)
+  float lo = 0.f, hi = 0.f;
+};
+
 // Row-major C[M,N] = alpha * op(A) * op(B) + beta * C (BlasGemm's contract:
 // beta == 0 never reads C). `pa` / `pb`, when given, non-empty, packed for the
 // active ISA and of matching dims, stand for A / B (which are then not read);
 // otherwise A / B are packed as the call goes. Runs on `pool` (null: inline).
+// `im2col`, when given, is B (B, ldb, trans_b and pb are then ignored; N
+// must be OH*OW and K C*KH*KW), or with `transposed` A (A, lda, trans_a and
+// pa ignored; M must be OH*OW); `epilogue`, when given, runs on
+// C at the end.
 // Requires Available(), M, N, K >= 1.
 void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc, ThreadPool* pool,
-          const Packed* pa = nullptr, const Packed* pb = nullptr);
+          const Packed* pa = nullptr, const Packed* pb = nullptr, const Im2Col2D* im2col = nullptr,
+          const Epilogue* epilogue = nullptr);
 
 // Whether Gemm runs this call: always with a pre-packed operand usable here
 // (the kernel that packed it may have released the original); otherwise where

@@ -1,8 +1,16 @@
-// Conv (NCHW, any number of spatial dims). Three paths:
+// Conv (NCHW, any number of spatial dims). Paths:
 //  - depthwise 2-D (one input channel per group): a direct kernel, because
-//    per-group GEMMs of one row are all overhead;
-//  - 1x1, stride 1, no padding: the input already is the GEMM's right operand;
-//  - everything else: im2col, then one GEMM per (image, group).
+//    per-group GEMMs of one row are all overhead: the vector one of
+//    depthwise_conv.h (AVX-512 / AVX2), a padded-copy 3x3 and a generic
+//    loop on the baseline path;
+//  - float 1-D / 2-D on a CPU with an SGEMM micro-kernel (RunFusedGemm): one
+//    SGEMM per (image, group) that packs its right operand straight from the
+//    input (sgemm::Im2Col2D, no im2col matrix; 1x1 stride 1 reads the input
+//    itself) and adds bias and Z and clamps (Relu, Clip) as each tile of Y
+//    completes; on small images (7x7) the transposed product Y^T instead
+//    (TransposedWins), W packed once for whichever the graph's shapes pick;
+//  - everything else (3-D, 16-bit floats through float, baseline): im2col,
+//    then one GEMM per (image, group), then the epilogue.
 //
 // The same kernel runs onnxruntime's contrib op com.microsoft FusedConv (made
 // by core/optimizer/conv_activation_fusion.cc, or found in models onnxruntime
@@ -26,6 +34,7 @@
 #include "providers/kernel.h"
 #include "providers/cpu/math/blas.h"
 #include "providers/cpu/nn/conv_geometry.h"
+#include "providers/cpu/nn/depthwise_conv.h"
 
 namespace onyx {
 namespace {
@@ -330,6 +339,9 @@ class ConvKernel final : public OpKernel {
     const Tensor* w = &w_in;
     return DispatchFloat(x->type(), "Conv", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
+      if constexpr (std::is_same<T, float>::value) {
+        if (FusedGemmApplies(*x, g)) return RunFusedGemm(ctx, *x, *w, bias, z, g, y);
+      }
       if (z == nullptr) return Run<T>(ctx, *x, *w, bias, g, act_, y);
       // The sum comes between the bias and the activation, so the epilogue
       // stops at the bias and one more pass does the rest.
@@ -355,15 +367,175 @@ class ConvKernel final : public OpKernel {
     if (M == 0 || Kc == 0 || M % attrs_.group != 0 || !FitsBlasInt(M) || !FitsBlasInt(Kc)) return;
     if (wd.size() == 4 && Cg == 1 && attrs_.group > 1) return;
     const int64_t Mg = M / attrs_.group;
+    transposed_ = TransposedWins(info, wd, Mg);
     for (int64_t grp = 0; grp < attrs_.group; ++grp) {
-      packed_w_.push_back(sgemm::PackA(false, Mg, Kc, w->data<float>() + grp * Mg * Kc, Kc));
+      const float* wg = w->data<float>() + grp * Mg * Kc;
+      packed_w_.push_back(transposed_ ? sgemm::PackB(true, Kc, Mg, wg, Kc) : sgemm::PackA(false, Mg, Kc, wg, Kc));
       if (packed_w_.back().empty()) {
         packed_w_.clear();
+        transposed_ = false;
         return;
       }
     }
     // Every group's GEMM reads its packed copy only: the original may go.
     info.ReleaseConstantInput(1);
+  }
+
+  // Float convs of 1 or 2 spatial dims (not depthwise) on a CPU with an
+  // SGEMM micro-kernel: the GEMM packs its right operand straight from the
+  // input (no im2col matrix) and finishes each tile with bias, Z and a clamp.
+  bool FusedGemmApplies(const Tensor& x, const ConvGeom& g) const {
+    const int64_t C = x.dims()[1], Cg = C / attrs_.group;
+    if (!sgemm::Available() || g.nd > 2 || Cg == 0) return false;
+    return !(g.nd == 2 && Cg == 1 && attrs_.group == C && attrs_.group > 1);
+  }
+
+  // The sgemm::Im2Col2D of the (image, group) at `image`: 1-D convs as
+  // 2-D ones of height 1.
+  static sgemm::Im2Col2D Im2ColOf(const float* image, int64_t Cg, const ConvGeom& g) {
+    sgemm::Im2Col2D src;
+    const bool two = g.nd == 2;
+    const size_t wd = g.nd - 1;
+    src.x = image;
+    src.C = Cg;
+    src.H = two ? g.in[0] : 1;
+    src.OH = two ? g.out[0] : 1;
+    src.KH = two ? g.k[0] : 1;
+    src.sh = two ? g.s[0] : 1;
+    src.ph = two ? g.pb[0] : 0;
+    src.dh = two ? g.d[0] : 1;
+    src.W = g.in[wd];
+    src.OW = g.out[wd];
+    src.KW = g.k[wd];
+    src.sw = g.s[wd];
+    src.pw = g.pb[wd];
+    src.dw = g.d[wd];
+    return src;
+  }
+
+  // One (image, group) of the transposed product: Y^T [OS, Mg] into a
+  // per-thread scratch, then transposed into Y with bias, Z and the
+  // activation (Y^T is small: this runs for small images only).
+  void TransposedUnit(const Tensor& x, int64_t n, int64_t grp, const ConvGeom& g, const float* bv, const float* zv,
+                      float* yv, ThreadPool* pool) const {
+    const int64_t C = x.dims()[1], Cg = C / attrs_.group, Mg = packed_w_[grp].rows(), M = Mg * attrs_.group;
+    const int64_t Kc = Cg * g.kvol, OS = g.out_size;
+    const float* image = x.data<float>() + (n * C + grp * Cg) * g.in_size;
+    bool pointwise = true;
+    for (size_t j = 0; j < g.nd; ++j)
+      pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
+    // Rows of Y^T a few lines more than Mg apart: at 2048 channels they
+    // would be 8 KiB apart and a tile's rows would fight over one L1 set.
+    const int64_t ldt = Mg + 16;
+    thread_local std::vector<float> scratch;
+    if (static_cast<int64_t>(scratch.size()) < OS * ldt) scratch.resize(OS * ldt);
+    float* yt = scratch.data();
+    sgemm::Im2Col2D src = Im2ColOf(image, Cg, g);
+    src.transposed = true;
+    // Pointwise: X_(n,grp) [Kc, OS] is itself the matrix; A = its transpose.
+    sgemm::Gemm(true, false, OS, Mg, Kc, 1.f, image, OS, nullptr, Mg, 0.f, yt, ldt, pool, nullptr, &packed_w_[grp],
+                pointwise ? nullptr : &src, nullptr);
+    const int64_t off = (n * M + grp * Mg) * OS;
+    ThreadPool::For(pool, Mg, std::max<int64_t>(1, 8192 / std::max<int64_t>(OS, 1)), [&](int64_t begin, int64_t end) {
+      for (int64_t m = begin; m < end; ++m) {
+        float* yr = yv + off + m * OS;
+        const float* zr = zv ? zv + off + m * OS : nullptr;
+        for (int64_t j = 0; j < OS; ++j) yr[j] = yt[j * ldt + m] + (zr ? zr[j] : 0.f);
+        Epilogue<float>(yr, OS, bv ? bv[grp * Mg + m] : 0.f, act_);
+      }
+    });
+  }
+
+  Status RunFusedGemm(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor* z,
+                      const ConvGeom& g, Tensor* y) const {
+    const int64_t N = x.dims()[0], C = x.dims()[1], M = w.dims()[0];
+    const int64_t Cg = C / attrs_.group, Mg = M / attrs_.group, Kc = Cg * g.kvol, OS = g.out_size;
+    ONYX_CHECK_ARG(FitsBlasInt(Mg) && FitsBlasInt(Kc) && FitsBlasInt(OS), "Conv: input X ", ShapeToString(x.dims()),
+                   " and weight W ", ShapeToString(w.dims()), " are too large for one GEMM");
+    const float* xv = x.data<float>();
+    const float* wv = w.data<float>();
+    const float* bv = bias ? bias->data<float>() : nullptr;
+    const float* zv = z ? z->data<float>() : nullptr;
+    float* yv = y->data<float>();
+    bool pointwise = true;
+    for (size_t j = 0; j < g.nd; ++j)
+      pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
+    const bool clamp = act_.kind == Activation::Kind::kClamp;
+    const bool act_pass = act_.kind != Activation::Kind::kNone && !clamp;
+    const bool packed = static_cast<int64_t>(packed_w_.size()) == attrs_.group;
+
+    // Y block of (n, grp) = W_grp [Mg, Kc] x im2col(X_(n,grp)) [Kc, OS].
+    auto unit = [&](int64_t n, int64_t grp, ThreadPool* pool) {
+      if (transposed_) return TransposedUnit(x, n, grp, g, bv, zv, yv, pool);
+      const float* image = xv + (n * C + grp * Cg) * g.in_size;
+      float* yb = yv + (n * M + grp * Mg) * OS;
+      const sgemm::Im2Col2D src = Im2ColOf(image, Cg, g);
+      sgemm::Epilogue ep;
+      ep.bias = bv ? bv + grp * Mg : nullptr;
+      ep.z = zv ? zv + (n * M + grp * Mg) * OS : nullptr;
+      ep.ldz = OS;
+      ep.clamp = clamp;
+      ep.lo = act_.lo;
+      ep.hi = act_.hi;
+      const bool use_ep = ep.bias != nullptr || ep.z != nullptr || clamp;
+      sgemm::Gemm(false, false, Mg, OS, Kc, 1.f, wv + grp * Mg * Kc, Kc, pointwise ? image : nullptr, OS, 0.f, yb, OS,
+                  pool, packed ? &packed_w_[grp] : nullptr, nullptr, pointwise ? nullptr : &src,
+                  use_ep ? &ep : nullptr);
+      if (act_pass) {
+        ThreadPool::For(pool, Mg, std::max<int64_t>(1, 16384 / std::max<int64_t>(OS, 1)),
+                        [&](int64_t begin, int64_t end) {
+                          for (int64_t m = begin; m < end; ++m) Epilogue<float>(yb + m * OS, OS, 0.f, act_);
+                        });
+      }
+    };
+    const double work = static_cast<double>(Mg) * OS * Kc;
+    const int64_t units = N * attrs_.group;
+    const int64_t threads = ctx.threads() ? ctx.threads()->NumThreads() : 1;
+    // Whole units per thread: many small GEMMs (grouped convs, late small
+    // feature maps), or enough images (batch 8 on 2 threads) that each
+    // thread's share is even: one fork-join per conv instead of one per
+    // image, and no GEMM split into uneven halves.
+    const bool even_batch = threads > 1 && units >= threads && (units % threads == 0 || units >= 4 * threads);
+    if ((work <= kBlasSingleThreadWork && units > 1) || even_batch) {
+      const int64_t min_chunk = std::max<int64_t>(1, static_cast<int64_t>(65536.0 / std::max(work, 1.0)));
+      ThreadPool::For(ctx.threads(), units, min_chunk, [&](int64_t begin, int64_t end) {
+        for (int64_t u = begin; u < end; ++u) unit(u / attrs_.group, u % attrs_.group, nullptr);
+      });
+      return Status::OK();
+    }
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t grp = 0; grp < attrs_.group; ++grp) {
+        if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, "Conv: run terminated on request");
+        unit(n, grp, ctx.threads());
+      }
+    }
+    return Status::OK();
+  }
+
+  // Whether this conv, on the input size the graph declares, runs better as
+  // the transposed product Y^T [OS, Mg] = im2col(X)^T W^T: its tiles run
+  // MR output positions by NR output channels, so a small image (7x7: 49
+  // columns, three quarters of two 32-wide panels) wastes little, where the
+  // plain product rounds OS up to half panels. A partial row tile counts as
+  // at least a third of one (a short tile is latency-bound). Only for 1-D /
+  // 2-D non-depthwise convs (RunFusedGemm's), and when the size is known.
+  bool TransposedWins(const KernelInfo& info, const Dims& wd, int64_t Mg) const {
+    const TypeInfo& xt = info.InputType(0);
+    if (!sgemm::Available() || !xt.has_shape || xt.dims.size() != wd.size() || wd.size() > 4) return false;
+    if (wd[1] == 1 && attrs_.group > 1 && wd.size() == 4) return false;  // depthwise
+    Dims xd{1, wd[1] * attrs_.group};
+    for (size_t j = 2; j < xt.dims.size(); ++j) {
+      if (!xt.dims[j].known()) return false;
+      xd.push_back(xt.dims[j].value);
+    }
+    ConvGeom g;
+    if (!Resolve(xd, wd, &g).ok() || g.out_size <= 0) return false;
+    const int64_t mr = sgemm::TileRows(), w = sgemm::TileCols() / 2;
+    auto rows = [&](int64_t r) { return r / mr * mr + (r % mr ? std::max(r % mr, (mr + 2) / 3) : 0); };
+    auto cols = [&](int64_t c) { return (c + w - 1) / w * w; };
+    const double plain = static_cast<double>(rows(Mg)) * cols(g.out_size);
+    const double trans = static_cast<double>(rows(g.out_size)) * cols(Mg);
+    return trans < 0.9 * plain;
   }
 
   Status Resolve(const Dims& xd, const Dims& wd, ConvGeom* g) const {
@@ -386,6 +558,26 @@ class ConvKernel final : public OpKernel {
       const int64_t per_plane = g.out_size * g.kvol;
       const int64_t min_chunk = std::max<int64_t>(1, 32768 / std::max<int64_t>(per_plane, 1));
       if constexpr (std::is_same<T, float>::value) {
+        if (depthwise::Available()) {
+          depthwise::Plane2D pg;
+          pg.H = g.in[0], pg.W = g.in[1], pg.OH = g.out[0], pg.OW = g.out[1], pg.KH = g.k[0], pg.KW = g.k[1];
+          pg.sh = g.s[0], pg.sw = g.s[1], pg.ph = g.pb[0], pg.pw = g.pb[1], pg.dh = g.d[0], pg.dw = g.d[1];
+          const bool clamp = act.kind == Activation::Kind::kClamp;
+          const bool act_pass = act.kind != Activation::Kind::kNone && !clamp;
+          ThreadPool::For(ctx.threads(), N * M, min_chunk, [&](int64_t begin, int64_t end) {
+            // Runs of planes of one image; with one output per channel
+            // (Mg == 1) plane m reads channel m, so a run is one call.
+            for (int64_t p = begin; p < end;) {
+              const int64_t n = p / M, m = p % M, c = m / Mg;
+              const int64_t count = Mg == 1 ? std::min(end - p, M - m) : 1;
+              depthwise::Run(pg, count, xv + (n * C + c) * g.in_size, g.in_size, wv + m * g.kvol, g.kvol,
+                             bv ? bv + m : nullptr, clamp, act.lo, act.hi, yv + p * g.out_size, g.out_size);
+              if (act_pass) Epilogue<float>(yv + p * g.out_size, count * g.out_size, 0.f, act);
+              p += count;
+            }
+          });
+          return Status::OK();
+        }
         if (IsFastDepthwise(g)) {
           ThreadPool::For(ctx.threads(), N * M, min_chunk, [&](int64_t begin, int64_t end) {
             std::vector<float> scratch(Dw3x3ScratchSize(g));
@@ -478,7 +670,10 @@ class ConvKernel final : public OpKernel {
 
   conv::Attrs attrs_;
   bool fused_ = false;  // com.microsoft FusedConv: activation and input Z
-  std::vector<sgemm::Packed> packed_w_;  // per group, when W is a constant float
+  // Per group, when W is a constant float: W_grp as the left operand, or
+  // with transposed_ W_grp^T as the right one (TransposedWins).
+  std::vector<sgemm::Packed> packed_w_;
+  bool transposed_ = false;
   Activation act_;
 };
 

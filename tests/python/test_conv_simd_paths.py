@@ -1,0 +1,132 @@
+"""Float Conv on every SIMD path (ONYX_CPU_ISA=avx512 where the CPU has it,
+avx2, baseline; each in a fresh interpreter, the path is read once): the
+SGEMM that packs its right operand straight from the input (1-D and 2-D,
+any stride, dilation, padding, groups), the depthwise kernels, and the
+bias / residual Z / activation the conv applies itself after the optimizer
+fused them, against onnx.reference.ReferenceEvaluator on the unfused graph."""
+
+import json
+
+import pytest
+
+from test_cpu_path import _hardware_best, _probe
+
+PROBE = r"""
+import json
+import numpy as np
+from onnx import helper, numpy_helper, TensorProto
+from onnx.reference import ReferenceEvaluator
+import onyxruntime as rt
+
+rng = np.random.default_rng(0)
+F = TensorProto.FLOAT
+results = {}
+
+def rand(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+def conv_model(xshape, W, bias, attrs, tail=None, residual=False):
+    inits = [numpy_helper.from_array(W, "W")] + ([numpy_helper.from_array(bias, "B")] if bias is not None else [])
+    nodes = [helper.make_node("Conv", ["x", "W"] + (["B"] if bias is not None else []), ["c"], **attrs)]
+    inputs = [helper.make_tensor_value_info("x", F, xshape)]
+    cur = "c"
+    if residual:
+        inputs.append(helper.make_tensor_value_info("z", F, None))
+        nodes.append(helper.make_node("Add", [cur, "z"], ["s"]))
+        cur = "s"
+    if tail is not None:
+        op, kw = tail
+        extra = []
+        if op == "Clip":
+            inits += [numpy_helper.from_array(np.array(0, np.float32), "lo"), numpy_helper.from_array(np.array(6, np.float32), "hi")]
+            extra = ["lo", "hi"]
+        nodes.append(helper.make_node(op, [cur] + extra, ["y"], **kw))
+        cur = "y"
+    g = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info(cur, F, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+def check(name, xshape, M, k, attrs, bias=True, tail=None, residual=False):
+    nd = len(xshape) - 2
+    C, group = xshape[1], attrs.get("group", 1)
+    W = rand(M, C // group, *([k] * nd) if isinstance(k, int) else k)
+    m = conv_model(xshape, W, rand(M) if bias else None, attrs, tail, residual)
+    x = rand(*xshape)
+    ref_conv = ReferenceEvaluator(m)
+    feeds = {"x": x}
+    if residual:
+        y0 = ReferenceEvaluator(conv_model(xshape, W, None, attrs)).run(None, {"x": x})[0]
+        feeds["z"] = rand(*y0.shape)
+    ref = ref_conv.run(None, feeds)[0]
+    for level in ("all", "disabled"):
+        so = rt.SessionOptions()
+        so.graph_optimization_level = rt.GraphOptimizationLevel.ORT_ENABLE_ALL if level == "all" else rt.GraphOptimizationLevel.ORT_DISABLE_ALL
+        so.intra_op_num_threads = 2
+        got = rt.InferenceSession(m.SerializeToString(), so).run(None, feeds)[0]
+        assert got.shape == ref.shape, (name, got.shape, ref.shape)
+        results[f"{name}/{level}"] = float(np.max(np.abs(got - ref) / (np.abs(ref) + 1.0)))
+
+# GEMM with im2col packed from the input: strides, dilations, pads (also
+# asymmetric and auto_pad), groups, odd sizes, batch > 1, 1x1 (input as B).
+check("3x3_s1", [2, 16, 13, 17], 33, 3, dict(pads=[1, 1, 1, 1]))
+check("3x3_s2", [3, 8, 23, 19], 20, 3, dict(pads=[1, 1, 1, 1], strides=[2, 2]))
+check("3x3_s3_dil2", [1, 5, 29, 31], 7, 3, dict(pads=[2, 1, 0, 3], strides=[3, 3], dilations=[2, 2]))
+check("5x3_s21", [2, 6, 15, 40], 13, [5, 3], dict(pads=[2, 0, 1, 2], strides=[2, 1]))
+check("7x7_s2_p3", [1, 3, 45, 45], 16, 7, dict(pads=[3, 3, 3, 3], strides=[2, 2]))
+check("1x1", [2, 40, 9, 11], 70, 1, {})
+check("1x1_s2", [2, 24, 14, 14], 48, 1, dict(strides=[2, 2]))
+check("group2", [2, 8, 11, 11], 12, 3, dict(group=2, strides=[2, 2], pads=[1, 1, 1, 1]))
+check("group4_1x1", [1, 32, 7, 7], 64, 1, dict(group=4))
+check("same_upper", [1, 6, 10, 9], 9, 4, dict(auto_pad="SAME_UPPER", strides=[2, 2]))
+check("no_bias_wide", [1, 64, 30, 70], 64, 3, dict(pads=[1, 1, 1, 1]), bias=False)
+# Small outputs (7x7, known from the declared input shape) run the transposed
+# product Y^T = im2col(X)^T W^T (1x1 reads X^T straight from the input).
+check("small_out_49", [2, 64, 7, 7], 96, 3, dict(pads=[1, 1, 1, 1]))
+check("small_1x1_residual_relu", [2, 48, 7, 7], 64, 1, {}, tail=("Relu", {}), residual=True)
+check("small_s2_clip", [1, 16, 13, 13], 40, 3, dict(pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
+check("small_1d", [2, 16, 20], 64, 3, dict(pads=[1, 1]), tail=("Sigmoid", {}))
+check("big_k", [1, 300, 6, 6], 20, 3, dict(pads=[1, 1, 1, 1]))
+check("out_1x1", [1, 4, 3, 3], 5, 3, {})
+check("conv1d", [2, 7, 50], 11, 5, dict(pads=[2, 1], strides=[2], dilations=[2]))
+check("conv1d_1x1", [3, 9, 33], 4, 1, {})
+check("conv3d", [1, 3, 6, 7, 5], 4, 3, dict(pads=[1] * 6, strides=[2, 1, 1]))
+# Depthwise: multiplier 1 and 2, 3x3 (interior vectors without masks at
+# strides 1 and 2) and other sizes, strides 1-3, dilation, narrow rows.
+check("dw3_s1_w7", [2, 24, 7, 7], 24, 3, dict(group=24, pads=[1, 1, 1, 1]))
+check("dw3_s1_w60", [1, 16, 21, 60], 16, 3, dict(group=16, pads=[1, 1, 1, 1]))
+check("dw3_s2_w33", [2, 16, 33, 33], 16, 3, dict(group=16, pads=[1, 1, 1, 1], strides=[2, 2]))
+check("dw3_s2_w112", [1, 8, 20, 112], 8, 3, dict(group=8, pads=[0, 1, 1, 0], strides=[2, 2]))
+check("dw5_s3_dil2", [1, 6, 25, 19], 6, 5, dict(group=6, pads=[2, 3, 4, 1], strides=[3, 3], dilations=[2, 2]))
+check("dw_mult2", [2, 5, 14, 14], 10, 3, dict(group=5, pads=[1, 1, 1, 1]))
+check("dw_k1x7", [1, 4, 9, 30], 4, [1, 7], dict(group=4, pads=[0, 3, 0, 3]))
+# Small "same" planes run as one flat run of vectors across row ends.
+check("dw3_dil2_flat", [2, 12, 10, 10], 12, 3, dict(group=12, pads=[2, 2, 2, 2], dilations=[2, 2]))
+check("dw5_flat_13", [1, 6, 13, 13], 6, 5, dict(group=6, pads=[2, 2, 2, 2]), tail=("Relu", {}))
+# Fused by the optimizer: Relu / Clip (clamped in the GEMM's epilogue or the
+# depthwise store), residual Add (+Relu), LeakyRelu and Sigmoid (a pass after).
+check("relu", [2, 16, 12, 12], 32, 3, dict(pads=[1, 1, 1, 1]), tail=("Relu", {}))
+check("clip6", [1, 16, 12, 12], 32, 1, {}, tail=("Clip", {}))
+check("residual_relu", [2, 16, 10, 10], 16, 3, dict(pads=[1, 1, 1, 1]), tail=("Relu", {}), residual=True)
+check("residual_only", [1, 32, 9, 9], 32, 1, {}, residual=True)
+check("leaky", [1, 8, 11, 11], 12, 3, dict(pads=[1, 1, 1, 1]), tail=("LeakyRelu", {"alpha": 0.1}))
+check("sigmoid_1d", [2, 8, 40], 12, 3, dict(pads=[1, 1]), tail=("Sigmoid", {}))
+check("dw_clip6", [2, 32, 14, 14], 32, 3, dict(group=32, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
+check("dw_relu_wide", [1, 8, 56, 56], 8, 3, dict(group=8, pads=[1, 1, 1, 1]), tail=("Relu", {}))
+print("CPU_PATH", rt.get_build_info())
+print("RESULTS " + json.dumps(results))
+"""
+
+
+def _paths():
+    best = _hardware_best()
+    return [p for p in ("avx512", "avx2", "baseline") if p == "baseline" or p == best or (p == "avx2" and best == "avx512")]
+
+
+@pytest.mark.parametrize("isa", _paths())
+def test_conv_agrees_with_reference_on_each_path(isa):
+    lines = _probe(isa, PROBE, timeout=600).splitlines()
+    info = [l for l in lines if l.startswith("CPU_PATH")][0]
+    assert f"cpu path={isa}" in info, info
+    r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
+    assert len(r) == 2 * 37, sorted(r)
+    for name, err in r.items():
+        assert err < 1e-4, f"{name} on {isa}: max relative error {err}"
