@@ -262,7 +262,8 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
       if (last_use[s] >= 0 && !keep.count(static_cast<int>(s)))
         plan->steps_[last_use[s]].release.push_back(static_cast<int>(s));
   }
-  if (options.mem_pattern) plan->PrepareMemPattern(graph, keep);
+  if (options.parallel) plan->BuildDependencies(keep, options.release_intermediates);
+  if (options.mem_pattern && !options.parallel) plan->PrepareMemPattern(graph, keep);
   *out = std::move(plan);
   return Status::OK();
 }

@@ -104,6 +104,22 @@ class Session {
   std::vector<std::unique_ptr<ExecutionProvider>> providers_;
   std::vector<std::string> provider_names_;
   std::shared_ptr<ThreadPool> thread_pool_;  // the session's own, or a global one
+  // Runs independent nodes at once (execution_mode ORT_PARALLEL); else null.
+  std::shared_ptr<ThreadPool> inter_op_pool_;
+  // session.force_spinning_stop: the pools spin only while a run is in
+  // flight; RunningScope counts them.
+  bool force_spinning_stop_ = false;
+  bool denormal_as_zero_ = false;  // session.set_denormal_as_zero
+  mutable std::mutex running_mu_;
+  mutable int running_ = 0;
+  class RunningScope {
+   public:
+    explicit RunningScope(const Session& s);
+    ~RunningScope();
+
+   private:
+    const Session& s_;
+  };
   // The CPU allocator the plan uses; null when it has no cache (arena off).
   Allocator* cpu_arena_ = nullptr;
   // The plan's CPU allocator when kSessionMemoryLimitKey is set (see
