@@ -371,7 +371,7 @@ TEST(Concurrency, IdleWorkersSpinOnlyWhenAllowed) {
               "force_spinning_stop=1 %.1f ms\n", spinning / 1e6, asleep / 1e6, stopped / 1e6);
   ASSERT_GE(spinning, 0);
   // 100 ms of gaps; a loaded 2-core machine still gives the spinner a share.
-  EXPECT_GT(spinning, 25000000);
+  EXPECT_GT(spinning, 15000000);
   EXPECT_LT(asleep, 5000000);
   EXPECT_LT(stopped, 5000000);
   EXPECT_GT(spinning, 5 * std::max<int64_t>(asleep, 1000000));
@@ -468,7 +468,7 @@ std::vector<std::pair<int64_t, int64_t>> NodeSpans(const std::string& path) {
 // branches running at the same time (their profile spans overlap), and is
 // faster on more than one core.
 TEST(Concurrency, ParallelExecutionMatchesSequentialAndOverlapsBranches) {
-  constexpr int kBranches = 4, kDepth = 3, kWidth = 256, kRows = 256;
+  constexpr int kBranches = 4, kDepth = 3, kWidth = 256, kRows = 512, kProfiled = 8;
   const onnx::ModelProto model = WideModel(kBranches, kDepth, kWidth);
   SessionOptions seq_options;
   seq_options.intra_op_threads = 1;
@@ -481,12 +481,12 @@ TEST(Concurrency, ParallelExecutionMatchesSequentialAndOverlapsBranches) {
   ASSERT_TRUE(seq && par && par_noprof);
   const std::vector<float> expect = RunMlp(*seq, kRows, kWidth, 3);
   ASSERT_EQ(expect.size(), static_cast<size_t>(kRows * kWidth));
-  for (int r = 0; r < 3; ++r) EXPECT_EQ(RunMlp(*par, kRows, kWidth, 3), expect) << "run " << r;
+  for (int r = 0; r < kProfiled; ++r) EXPECT_EQ(RunMlp(*par, kRows, kWidth, 3), expect) << "run " << r;
   std::string path;
   ASSERT_TRUE(par->EndProfiling(&path).ok());
   const auto spans = NodeSpans(path);
   std::remove(path.c_str());
-  EXPECT_EQ(spans.size(), static_cast<size_t>(3 * (kBranches * kDepth * 2 + kBranches - 1)));
+  EXPECT_EQ(spans.size(), static_cast<size_t>(kProfiled * (kBranches * kDepth * 2 + kBranches - 1)));
   int overlapping = 0;
   for (size_t i = 0; i < spans.size(); ++i)
     for (size_t j = i + 1; j < spans.size(); ++j)
