@@ -210,8 +210,11 @@ Status Session::Create(const SessionOptions& options, const std::string& path, s
 
 Status Session::CreateFromBytes(const SessionOptions& options, const void* data, size_t size,
                                 std::unique_ptr<Session>* out) {
+  // onnxruntime's key: where a model loaded from bytes finds its external data.
+  auto folder = options.config.find("session.model_external_initializers_file_folder_path");
+  const std::string dir = folder == options.config.end() ? std::string() : folder->second;
   return CreateWith(
-      options, [&](Model* m, const ExternalFiles* sources) { return LoadModelFromBytes(data, size, "", m, sources); },
+      options, [&](Model* m, const ExternalFiles* sources) { return LoadModelFromBytes(data, size, dir, m, sources); },
       out);
 }
 
@@ -345,7 +348,13 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   ONYX_RETURN_IF_ERROR(ExpandFunctions(model_, has_kernel, &expanded));
   if (expanded > 0) logger_->Logf(Severity::kInfo, "expanded ", expanded, " function node(s) into their ONNX bodies");
   ONYX_RETURN_IF_ERROR(CheckInputTypesAgainstSchemas(*model_.graph));
-  // What the model bends and we run anyway (as onnxruntime does) is said once.
+  // What the model bends and we run anyway (as onnxruntime does) is said
+  // once, or fails the session with session.strict_shape_type_inference.
+  bool strict_inference = false;
+  ONYX_RETURN_IF_ERROR(ConfigBool(options.config, "session.strict_shape_type_inference", false, &strict_inference));
+  if (strict_inference && !model_.graph->warnings.empty())
+    return MakeError(ErrorCode::kInvalidGraph, model_.graph->warnings.front(),
+                     " (session config entry 'session.strict_shape_type_inference' is '1')");
   for (const auto& w : model_.graph->warnings) logger_->Log(Severity::kWarning, w);
   model_.graph->warnings.clear();
   // onnxruntime's config key: a comma-separated list of transformer names.
@@ -440,6 +449,7 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   }
   ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(g, raw, plan_options, &plan_));
   ONYX_RETURN_IF_ERROR(CheckCanceled(options, "after planning"));
+  ONYX_RETURN_IF_ERROR(CheckCpuFallback(options));
   IndexInputsAndOutputs();
   if (logger_->Enabled(Severity::kVerbose)) {
     std::string order;
@@ -482,6 +492,23 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
     profiler_.Record({"Session", "session_initialization", load_us,
                       profiler_.MicrosSinceStart(Profiler::Clock::now()) - load_us, 0, {}});
   }
+  return Status::OK();
+}
+
+Status Session::CheckCpuFallback(const SessionOptions& options) const {
+  bool disabled = false;
+  ONYX_RETURN_IF_ERROR(ConfigBool(options.config, "session.disable_cpu_ep_fallback", false, &disabled));
+  if (!disabled) return Status::OK();
+  for (const auto& req : options.providers)
+    if (req.name == kCpuProviderName)
+      return MakeError(ErrorCode::kInvalidArgument, "session config entry 'session.disable_cpu_ep_fallback' is '1' "
+                       "but CPUExecutionProvider was added explicitly; the two cannot be combined");
+  for (const auto& a : plan_->NodeAssignments())
+    if (*a.first == kCpuProviderName)
+      return MakeError(ErrorCode::kFail, "This session contains graph nodes that are assigned to the default CPU "
+                       "EP, but fallback to CPU EP has been explicitly disabled by the user (session config entry "
+                       "'session.disable_cpu_ep_fallback'): ", a.second->Describe(), " has no kernel in ",
+                       options.providers.empty() ? std::string("any requested provider") : options.providers[0].name);
   return Status::OK();
 }
 

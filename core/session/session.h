@@ -80,6 +80,9 @@ class Session {
   // kSessionMemoryLimitKey in bytes (0 when unset); INVALID_ARGUMENT naming
   // the key when it is not a positive integer.
   static Status MemoryLimit(const SessionOptions& options, size_t* out);
+  // session.disable_cpu_ep_fallback = "1": fails when a node runs on the CPU
+  // provider without the caller having asked for it (or asked for both).
+  Status CheckCpuFallback(const SessionOptions& options) const;
   void ApplyFreeDimensionOverrides(const SessionOptions& options);
   // Parses the run's kRunArenaShrinkKey entry: *shrink_cpu is set when the
   // session's CPU arena is named; unknown devices and ids are errors.
