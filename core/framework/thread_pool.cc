@@ -87,11 +87,15 @@ bool ThreadPool::SpinForWork() {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::microseconds(options_.spin_duration_us);
   int pauses = 1;
-  for (;;) {
+  for (unsigned polls = 1;; ++polls) {
     if (queued_.load(std::memory_order_acquire) > 0) return true;
     if (spin_stopped_.load(std::memory_order_relaxed) || Clock::now() >= deadline) return false;
     for (int i = 0; i < pauses; ++i) CpuRelax();
     pauses = std::min(pauses * 2, std::max(1, options_.spin_backoff_max));
+    // With more threads than free cores, a spinning worker would keep one
+    // that has work off its core for a whole time slice: now and then it
+    // offers the core to any runnable thread (a no-op when none waits).
+    if (polls % 64 == 0) std::this_thread::yield();
   }
 }
 

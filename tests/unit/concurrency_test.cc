@@ -57,14 +57,20 @@ void AddWeights(onnx::GraphProto* g, const std::string& name, int rows, int cols
   for (int i = 0; i < rows * cols; ++i) w->add_float_data(scale * std::sin(0.37f * static_cast<float>(i)));
 }
 
-// Y = Softmax(Relu(X @ W1) @ W2) + Tanh(X @ W1): GEMMs (OpenBLAS), the
-// session's pool (elementwise and softmax), intermediates reused per run.
-onnx::ModelProto MlpModel(int width) {
+// An empty opset-17 model to add a graph to.
+onnx::ModelProto NewModel() {
   onnx::ModelProto m;
   m.set_ir_version(8);
   auto* op = m.add_opset_import();
   op->set_domain("");
   op->set_version(17);
+  return m;
+}
+
+// Y = Softmax(Relu(X @ W1) @ W2) + Tanh(X @ W1): GEMMs (OpenBLAS), the
+// session's pool (elementwise and softmax), intermediates reused per run.
+onnx::ModelProto MlpModel(int width) {
+  onnx::ModelProto m = NewModel();
   auto* g = m.mutable_graph();
   g->set_name("mlp");
   const std::string w = std::to_string(width);
@@ -84,11 +90,7 @@ onnx::ModelProto MlpModel(int width) {
 // Loop with trip count M (an input): a run as long as the caller asks.
 // Y = X + M (one added per iteration).
 onnx::ModelProto LongLoopModel() {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(17);
+  onnx::ModelProto m = NewModel();
   auto* g = m.mutable_graph();
   g->set_name("long_loop");
   AddValue(g->mutable_input(), "M", 7, {});
@@ -408,11 +410,7 @@ TEST(Concurrency, ThreadConfigKeysAreCheckedByName) {
 // K independent branches, each a chain of `depth` MatMul+Tanh (or Relu),
 // summed at the end: Y = sum_k f_k(X). Node names say the branch.
 onnx::ModelProto WideModel(int branches, int depth, int width) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(17);
+  onnx::ModelProto m = NewModel();
   auto* g = m.mutable_graph();
   g->set_name("wide");
   const std::string w = std::to_string(width);
