@@ -361,14 +361,10 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   std::vector<std::string> disabled;
   auto dis = options.config.find("optimization.disable_specified_optimizers");
   if (dis != options.config.end()) {
-    size_t start = 0;
-    while (start <= dis->second.size()) {
-      size_t end = std::min(dis->second.find(',', start), dis->second.size());
-      std::string name = dis->second.substr(start, end - start);
+    for (std::string name : SplitConfigList(dis->second, ',')) {
       name.erase(0, name.find_first_not_of(" \t"));
       name.erase(name.find_last_not_of(" \t") + 1);
       if (!name.empty()) disabled.push_back(name);
-      start = end + 1;
     }
   }
   const size_t nodes_before = g.nodes.size();
@@ -725,13 +721,7 @@ Status Session::ArenasToShrink(const RunOptions* run_options, bool* shrink_cpu) 
   if (it == run_options->config.end()) return Status::OK();
   // onnxruntime's grammar: "device:id" items separated by ';'; an item
   // without ':' is skipped.
-  const std::string& list = it->second;
-  size_t begin = 0;
-  while (begin <= list.size()) {
-    size_t end = list.find(';', begin);
-    if (end == std::string::npos) end = list.size();
-    const std::string item = list.substr(begin, end - begin);
-    begin = end + 1;
+  for (const std::string& item : SplitConfigList(it->second, ';')) {
     const size_t colon = item.find(':');
     if (colon == std::string::npos) continue;
     const std::string device = item.substr(0, colon);

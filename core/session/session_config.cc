@@ -1,5 +1,6 @@
 #include "core/session/session_config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -146,16 +147,8 @@ Status CheckConfigKeys(const std::map<std::string, std::string>& config, ConfigS
       return MakeError(ErrorCode::kNotImplemented, what, " config entry '", kv.first, "' = '", kv.second,
                        "' is not supported: ", found->why);
     if (found->handling == ConfigHandling::kValuesOnly) {
-      bool ok = false;
-      const std::string values = found->values;
-      size_t b = 0;
-      while (!ok && b <= values.size()) {
-        size_t e = values.find('|', b);
-        if (e == std::string::npos) e = values.size();
-        ok = values.compare(b, e - b, kv.second) == 0;
-        b = e + 1;
-      }
-      if (!ok)
+      const std::vector<std::string> values = SplitConfigList(found->values, '|');
+      if (std::find(values.begin(), values.end(), kv.second) == values.end())
         return MakeError(ErrorCode::kNotImplemented, what, " config entry '", kv.first, "' = '", kv.second,
                          "' is not supported (accepted: '", found->values, "'): ", found->why);
     }
@@ -190,6 +183,17 @@ Status ConfigInt(const std::map<std::string, std::string>& config, const char* k
   return Status::OK();
 }
 
+std::vector<std::string> SplitConfigList(const std::string& list, char sep) {
+  std::vector<std::string> items;
+  size_t b = 0;
+  for (;;) {
+    const size_t e = list.find(sep, b);
+    items.push_back(list.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    if (e == std::string::npos) return items;
+    b = e + 1;
+  }
+}
+
 Status ParseThreadAffinities(const std::string& value, std::vector<std::vector<int>>* out) {
   out->clear();
   auto bad = [&](const std::string& why) {
@@ -201,19 +205,9 @@ Status ParseThreadAffinities(const std::string& value, std::vector<std::vector<i
     *n = std::atoi(s.c_str());
     return *n >= 1;
   };
-  size_t b = 0;
-  while (b <= value.size()) {
-    size_t e = value.find(';', b);
-    if (e == std::string::npos) e = value.size();
-    const std::string thread = value.substr(b, e - b);
-    b = e + 1;
+  for (const std::string& thread : SplitConfigList(value, ';')) {
     std::vector<int> cpus;
-    size_t pb = 0;
-    while (pb <= thread.size()) {
-      size_t pe = thread.find(',', pb);
-      if (pe == std::string::npos) pe = thread.size();
-      const std::string item = thread.substr(pb, pe - pb);
-      pb = pe + 1;
+    for (const std::string& item : SplitConfigList(thread, ',')) {
       const size_t dash = item.find('-');
       int first = 0, last = 0;
       if (dash == std::string::npos) {

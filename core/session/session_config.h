@@ -49,6 +49,9 @@ Status ConfigBool(const std::map<std::string, std::string>& config, const char* 
 Status ConfigInt(const std::map<std::string, std::string>& config, const char* key, int64_t lo, int64_t hi,
                  int64_t dflt, int64_t* out);
 
+// `list` split at each `sep` (empty items kept: "a;;b" is 3 items, "" is 1).
+std::vector<std::string> SplitConfigList(const std::string& list, char sep);
+
 // onnxruntime's session.intra_op_thread_affinities grammar: ';' between
 // threads, ',' between processors, "a-b" ranges; processors count from 1.
 // One set of 0-based CPU numbers per thread.
