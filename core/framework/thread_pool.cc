@@ -4,12 +4,29 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
+
+#include <pthread.h>
+#include <sched.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define ONYX_X86 1
+#endif
 
 namespace onyx {
 
 namespace {
 thread_local int t_blas_budget = 1;
+
+inline void CpuRelax() {
+#ifdef ONYX_X86
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
 }  // namespace
 
 int BlasThreadBudget() { return t_blas_budget; }
@@ -18,14 +35,39 @@ ScopedBlasThreadBudget::ScopedBlasThreadBudget(int threads) : saved_(t_blas_budg
 }
 ScopedBlasThreadBudget::~ScopedBlasThreadBudget() { t_blas_budget = saved_; }
 
+ScopedDenormalAsZero::ScopedDenormalAsZero(bool on) : on_(on) {
+#ifdef ONYX_X86
+  if (!on_) return;
+  saved_ = _mm_getcsr();
+  _mm_setcsr(saved_ | 0x8040u);  // FTZ (bit 15) and DAZ (bit 6)
+#endif
+}
+ScopedDenormalAsZero::~ScopedDenormalAsZero() {
+#ifdef ONYX_X86
+  if (on_) _mm_setcsr(saved_);
+#endif
+}
+
 int DefaultThreadCount() {
   unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : static_cast<int>(n);
 }
 
-ThreadPool::ThreadPool(int num_threads) {
+ThreadPool::ThreadPool(int num_threads, const ThreadPoolOptions& options) : options_(options) {
   int n = num_threads <= 0 ? DefaultThreadCount() : num_threads;
-  for (int i = 1; i < n; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  for (int i = 1; i < n; ++i) {
+    workers_.emplace_back([this] { WorkerLoop(); });
+    pthread_setname_np(workers_.back().native_handle(), options_.name.substr(0, 15).c_str());
+    const size_t w = static_cast<size_t>(i - 1);
+    if (w < options_.affinities.size() && !options_.affinities[w].empty()) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      for (int c : options_.affinities[w])
+        if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+      // Best effort: a CPU outside the process's allowed set leaves the thread unpinned.
+      pthread_setaffinity_np(workers_.back().native_handle(), sizeof(set), &set);
+    }
+  }
 }
 
 ThreadPool::~ThreadPool() {
@@ -33,31 +75,76 @@ ThreadPool::~ThreadPool() {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
+  spin_stopped_.store(true);
   cv_.notify_all();
   for (auto& t : workers_) t.join();
 }
 
+void ThreadPool::StopSpinning() { spin_stopped_.store(true, std::memory_order_relaxed); }
+void ThreadPool::StartSpinning() { spin_stopped_.store(false, std::memory_order_relaxed); }
+
+bool ThreadPool::SpinForWork() {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::microseconds(options_.spin_duration_us);
+  int pauses = 1;
+  for (unsigned polls = 1;; ++polls) {
+    if (queued_.load(std::memory_order_acquire) > 0) return true;
+    if (spin_stopped_.load(std::memory_order_relaxed) || Clock::now() >= deadline) return false;
+    for (int i = 0; i < pauses; ++i) CpuRelax();
+    pauses = std::min(pauses * 2, std::max(1, options_.spin_backoff_max));
+    // With more threads than free cores, a spinning worker would keep one
+    // that has work off its core for a whole time slice: now and then it
+    // offers the core to any runnable thread (a no-op when none waits).
+    if (polls % 64 == 0) std::this_thread::yield();
+  }
+}
+
 void ThreadPool::WorkerLoop() {
+  ScopedDenormalAsZero daz(options_.denormal_as_zero);
+  const bool may_spin = options_.allow_spinning && options_.spin_duration_us > 0;
   for (;;) {
     std::function<void()> task;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stop_ || !tasks_.empty(); });
-      if (stop_ && tasks_.empty()) return;
+      // One spin per idle period: after it, sleep until woken.
+      bool spun = false;
+      while (tasks_.empty()) {
+        if (stop_) return;
+        if (may_spin && !spun && !spin_stopped_.load(std::memory_order_relaxed)) {
+          spun = true;
+          lock.unlock();
+          SpinForWork();
+          lock.lock();
+          continue;
+        }
+        ++sleepers_;
+        cv_.wait(lock);
+        --sleepers_;
+      }
       task = std::move(tasks_.front());
       tasks_.pop_front();
+      queued_.fetch_sub(1, std::memory_order_relaxed);
     }
     task();
   }
 }
 
-bool ThreadPool::Schedule(std::function<void()> task) {
-  if (workers_.empty()) return false;
+void ThreadPool::Push(std::function<void()> task, int copies) {
+  int wake;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    tasks_.emplace_back(std::move(task));
+    for (int i = 1; i < copies; ++i) tasks_.push_back(task);
+    tasks_.push_back(std::move(task));
+    queued_.fetch_add(copies, std::memory_order_release);
+    // Spinning workers see queued_; only sleeping ones need the wake-up call.
+    wake = std::min(sleepers_, copies);
   }
-  cv_.notify_one();
+  for (int i = 0; i < wake; ++i) cv_.notify_one();
+}
+
+bool ThreadPool::Schedule(std::function<void()> task) {
+  if (workers_.empty()) return false;
+  Push(std::move(task), 1);
   return true;
 }
 
@@ -94,11 +181,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk, const std::function<v
     }
   };
   int helpers = static_cast<int>(std::min<int64_t>(static_cast<int64_t>(workers_.size()), num_chunks - 1));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (int i = 0; i < helpers; ++i) tasks_.emplace_back(run_chunks);
-  }
-  cv_.notify_all();
+  if (helpers > 0) Push(run_chunks, helpers);
   run_chunks();
   std::unique_lock<std::mutex> lock(shared->mu);
   shared->cv.wait(lock, [&] { return shared->done.load() == num_chunks; });

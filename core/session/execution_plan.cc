@@ -315,8 +315,12 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
         plan->steps_[last_use[s]].release.push_back(static_cast<int>(s));
   }
   // A pattern's one block would come from one allocator; with device
-  // providers the device arena already reuses its blocks.
-  if (options.mem_pattern && plan->device_providers_.empty()) plan->PrepareMemPattern(graph, keep);
+  // providers the device arena already reuses its blocks. Device kernels run
+  // on the thread whose device is current and in their stream's order, so a
+  // plan with device providers stays sequential.
+  const bool parallel = options.parallel && plan->device_providers_.empty();
+  if (parallel) plan->BuildDependencies(keep, options.release_intermediates);
+  if (options.mem_pattern && !options.parallel && plan->device_providers_.empty()) plan->PrepareMemPattern(graph, keep);
   *out = std::move(plan);
   return Status::OK();
 }

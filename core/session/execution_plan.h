@@ -48,6 +48,12 @@ struct PlanOptions {
   // caller drops its copy then and the original and all packed copies never
   // coexist. Not passed on to subgraphs' plans.
   std::function<void(const std::string&)> on_constant_released;
+  // execution_mode ORT_PARALLEL: a node runs as soon as the nodes it reads
+  // from are done, independent ones at once on the inter-op pool given to
+  // Execute; intermediates are freed when their last reader (in whatever
+  // order they ran) is done. Needs mem_pattern off (patterns are laid out
+  // from the sequential order). Subgraphs always run sequentially.
+  bool parallel = false;
 };
 
 // The planned layout of one run's intermediates (execution_plan_mem_pattern.h).
@@ -87,9 +93,12 @@ class ExecutionPlan {
   // a run knows later runs with those shapes take their intermediates from one
   // block, so what the arena cached for this run can go back to the system.
   uint64_t PatternsRecorded() const { return patterns_recorded_.load(); }
+  // `inter_op`: the pool a parallel plan (PlanOptions::parallel) runs
+  // independent nodes on, the caller's thread taking part; null (or a
+  // sequential plan) runs the nodes one by one in plan order.
   Status Execute(std::vector<Value>& values, const std::vector<std::shared_ptr<Tensor>>* presets,
                  const RunOptions* run_options, ThreadPool* threads, Profiler* profiler,
-                 const KernelContext* outer = nullptr) const;
+                 const KernelContext* outer = nullptr, ThreadPool* inter_op = nullptr) const;
   size_t num_slots() const { return slot_names_.size(); }
   const std::string& slot_name(int slot) const { return slot_names_[slot]; }
   // Node names in execution order (for tests and the profiler).
@@ -115,6 +124,27 @@ class ExecutionPlan {
     std::vector<Allocator*> output_allocators;
   };
   friend class DevicePlacement;  // execution_plan_placement.cc: copies between devices
+  // Runs one step: the terminate flag, its inputs, the kernel (exceptions
+  // become statuses naming the node), its outputs, its profile event.
+  Status RunStep(const Step& step, std::vector<Value>& values, const std::vector<std::shared_ptr<Tensor>>* presets,
+                 const RunOptions* run_options, ThreadPool* threads, Profiler* profiler, const KernelContext* outer,
+                 MemPatternRun* pattern) const;
+  // Execute for a parallel plan (execution_plan_parallel.cc).
+  Status ExecuteParallel(std::vector<Value>& values, const std::vector<std::shared_ptr<Tensor>>* presets,
+                         const RunOptions* run_options, ThreadPool* threads, Profiler* profiler,
+                         const KernelContext* outer, ThreadPool* inter_op) const;
+  // One parallel run's shared state (execution_plan_parallel.cc).
+  struct ParallelRun;
+  // Runs ready steps of `run` until none is left; the caller's thread
+  // (`is_caller`) then waits until the run is finished.
+  static void DrainParallel(const std::shared_ptr<ParallelRun>& run, bool is_caller);
+  // Queues helpers for ready steps (run->mu held).
+  static void SpawnHelpers(const std::shared_ptr<ParallelRun>& run);
+  // Runs step `i` of `run`, frees what no step reads any more; the steps it
+  // made ready go to `now_ready`.
+  Status RunParallelStep(ParallelRun& run, int i, std::vector<int>* now_ready) const;
+  // The dependency DAG of a parallel plan, from the steps' slots.
+  void BuildDependencies(const std::unordered_set<int>& keep, bool release_intermediates);
   void RecordNode(Profiler* profiler, const Step& step, const std::vector<Value>& values,
                   Profiler::Clock::time_point start, Profiler::Clock::time_point end) const;
   std::string DescribeInputs(const Step& step, const std::vector<Value>& values) const;
@@ -132,6 +162,17 @@ class ExecutionPlan {
   std::vector<int> preset_alias_;  // see PresetAlias; empty without device providers
   // Providers whose kernels run on a device: synchronized at the end of a run.
   std::vector<ExecutionProvider*> device_providers_;
+
+  // Parallel plans only: per step, the steps that read its outputs, how many
+  // steps it waits for, and the distinct slots it reads; per slot, how many
+  // steps read it and whether it is freed after the last of them (graph
+  // inputs, outputs and constants never are).
+  bool parallel_ = false;
+  std::vector<std::vector<int>> successors_;
+  std::vector<int> predecessor_count_;
+  std::vector<std::vector<int>> reads_;
+  std::vector<int> reader_count_;
+  std::vector<bool> releasable_;
 
   // Memory pattern state. Patterns are keyed by the fed inputs' types and
   // shapes; a run takes (or records) one under pattern_mu_ and then works on

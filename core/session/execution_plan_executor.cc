@@ -68,9 +68,55 @@ void ExecutionPlan::RecordNode(Profiler* profiler, const Step& step, const std::
   profiler->Record(std::move(e));
 }
 
+Status ExecutionPlan::RunStep(const Step& step, std::vector<Value>& values,
+                              const std::vector<std::shared_ptr<Tensor>>* presets, const RunOptions* run_options,
+                              ThreadPool* threads, Profiler* profiler, const KernelContext* outer,
+                              MemPatternRun* pattern) const {
+  if ((run_options && run_options->terminate.load()) || (outer && outer->terminate_requested()))
+    return MakeError(ErrorCode::kRuntimeException, "Exiting due to terminate flag being set to true.");
+  for (int s : step.inputs) {
+    if (s >= 0 && !values[s].HasValue())
+      return MakeError(ErrorCode::kRuntimeException, "while running ", step.node->Describe(), ": input '",
+                       slot_names_[s], "' has no value");
+  }
+  RunContext ctx(values, step.inputs, step.outputs, presets, step.allocator,
+                 step.output_allocators.empty() ? nullptr : &step.output_allocators, pattern, threads, run_options,
+                 *this, outer);
+  auto start = profiler ? Profiler::Clock::now() : Profiler::Clock::time_point();
+  Status s;
+  try {
+    s = step.kernel->Compute(ctx);
+  } catch (const OnyxException& e) {
+    s = e.status();
+  } catch (const std::bad_alloc&) {
+    s = MakeError(ErrorCode::kFail, "out of memory");
+  } catch (const std::exception& e) {
+    s = MakeError(ErrorCode::kRuntimeException, e.what());
+  }
+  if (!s.ok()) {
+    const Node& n = *step.node;
+    return Status(s.code(), StrCat("Non-zero status code returned while running ", n.op_type, " node. Name:'", n.name,
+                                   "' Status Message: ", s.message(), " (input shapes: ", DescribeInputs(step, values),
+                                   ")"));
+  }
+  for (size_t i = 0; i < step.outputs.size(); ++i) {
+    int o = step.outputs[i];
+    if (o >= 0 && !values[o].HasValue())
+      return MakeError(ErrorCode::kEngineError, step.node->Describe(), " did not produce output ", i, " '",
+                       slot_names_[o], "'");
+  }
+  if (profiler) RecordNode(profiler, step, values, start, Profiler::Clock::now());
+  return Status::OK();
+}
+
 Status ExecutionPlan::Execute(std::vector<Value>& values, const std::vector<std::shared_ptr<Tensor>>* presets,
                               const RunOptions* run_options, ThreadPool* threads, Profiler* profiler,
-                              const KernelContext* outer) const {
+                              const KernelContext* outer, ThreadPool* inter_op) const {
+  if (parallel_ && inter_op != nullptr) {
+    for (const auto& c : constants_)
+      if (!values[c.first].HasValue()) values[c.first] = Value(c.second);
+    return ExecuteParallel(values, presets, run_options, threads, profiler, outer, inter_op);
+  }
   std::optional<MemPatternRun> pattern;
   if (pattern_allocator_) pattern.emplace(*this, values);
   for (ExecutionProvider* p : device_providers_) ONYX_RETURN_IF_ERROR(p->OnRunStart());
@@ -78,40 +124,8 @@ Status ExecutionPlan::Execute(std::vector<Value>& values, const std::vector<std:
     if (!values[c.first].HasValue()) values[c.first] = Value(c.second);
   for (const Step& step : steps_) {
     if (pattern) pattern->BeginStep(static_cast<int>(&step - steps_.data()));
-    if ((run_options && run_options->terminate.load()) || (outer && outer->terminate_requested()))
-      return MakeError(ErrorCode::kRuntimeException, "Exiting due to terminate flag being set to true.");
-    for (int s : step.inputs) {
-      if (s >= 0 && !values[s].HasValue())
-        return MakeError(ErrorCode::kRuntimeException, "while running ", step.node->Describe(), ": input '",
-                         slot_names_[s], "' has no value");
-    }
-    RunContext ctx(values, step.inputs, step.outputs, presets, step.allocator,
-                   step.output_allocators.empty() ? nullptr : &step.output_allocators,
-                   pattern ? &*pattern : nullptr, threads, run_options, *this, outer);
-    auto start = profiler ? Profiler::Clock::now() : Profiler::Clock::time_point();
-    Status s;
-    try {
-      s = step.kernel->Compute(ctx);
-    } catch (const OnyxException& e) {
-      s = e.status();
-    } catch (const std::bad_alloc&) {
-      s = MakeError(ErrorCode::kFail, "out of memory");
-    } catch (const std::exception& e) {
-      s = MakeError(ErrorCode::kRuntimeException, e.what());
-    }
-    if (!s.ok()) {
-      const Node& n = *step.node;
-      return Status(s.code(), StrCat("Non-zero status code returned while running ", n.op_type, " node. Name:'",
-                                     n.name, "' Status Message: ", s.message(),
-                                     " (input shapes: ", DescribeInputs(step, values), ")"));
-    }
-    for (size_t i = 0; i < step.outputs.size(); ++i) {
-      int o = step.outputs[i];
-      if (o >= 0 && !values[o].HasValue())
-        return MakeError(ErrorCode::kEngineError, step.node->Describe(), " did not produce output ", i, " '",
-                         slot_names_[o], "'");
-    }
-    if (profiler) RecordNode(profiler, step, values, start, Profiler::Clock::now());
+    ONYX_RETURN_IF_ERROR(
+        RunStep(step, values, presets, run_options, threads, profiler, outer, pattern ? &*pattern : nullptr));
     for (int r : step.release) {
       if (pattern) pattern->Releasing(r, values[r]);
       values[r] = Value();

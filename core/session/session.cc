@@ -19,6 +19,7 @@
 #include "core/optimizer/optimizer.h"
 #include "core/session/execution_plan.h"
 #include "core/session/model_config.h"
+#include "core/session/session_config.h"
 
 namespace onyx {
 namespace {
@@ -215,8 +216,11 @@ Status Session::Create(const SessionOptions& options, const std::string& path, s
 
 Status Session::CreateFromBytes(const SessionOptions& options, const void* data, size_t size,
                                 std::unique_ptr<Session>* out) {
+  // onnxruntime's key: where a model loaded from bytes finds its external data.
+  auto folder = options.config.find("session.model_external_initializers_file_folder_path");
+  const std::string dir = folder == options.config.end() ? std::string() : folder->second;
   return CreateWith(
-      options, [&](Model* m, const ExternalFiles* sources) { return LoadModelFromBytes(data, size, "", m, sources); },
+      options, [&](Model* m, const ExternalFiles* sources) { return LoadModelFromBytes(data, size, dir, m, sources); },
       out);
 }
 
@@ -269,19 +273,21 @@ void Session::ApplyFreeDimensionOverrides(const SessionOptions& options) {
 }
 
 // Options this engine would otherwise accept and then not act on are refused,
-// naming them (issue 12: no silent options). onnxruntime-compatible settings
-// that mean what the engine does (sequential execution, one inter-op
-// thread) pass.
+// naming them (issue 12: no silent options), config keys by the table in
+// session_config.cc.
 static Status CheckHonouredOptions(const SessionOptions& options) {
-  if (options.execution_mode != 0)
-    return MakeError(ErrorCode::kNotImplemented, "execution_mode ORT_PARALLEL is not supported: this engine runs one "
-                     "node at a time (parallelism is inside nodes: intra_op_num_threads); use ORT_SEQUENTIAL");
-  if (options.inter_op_threads > 1)
-    return MakeError(ErrorCode::kNotImplemented, "inter_op_num_threads=", options.inter_op_threads,
-                     " is not supported: this engine runs one node at a time (inter-op threads would need "
-                     "execution_mode ORT_PARALLEL); use 0 or 1, and intra_op_num_threads for parallelism");
   // Provider options are checked by the provider's factory (CreateProvider):
   // the CPU provider takes none, CUDA's are parsed and validated by name.
+  ONYX_RETURN_IF_ERROR(CheckConfigKeys(options.config, ConfigScope::kSession));
+  if (options.shared_thread_pool) {
+    for (const char* key : {"session.intra_op.allow_spinning", "session.intra_op.spin_duration_us",
+                            "session.intra_op.spin_backoff_max", "session.intra_op_thread_affinities",
+                            "session.force_spinning_stop"})
+      if (options.config.count(key))
+        return MakeError(ErrorCode::kInvalidArgument, "session config entry '", key,
+                         "' applies to the session's own intra-op pool, but this session uses the environment's "
+                         "global thread pool (use_per_session_threads off), which is configured when it is created");
+  }
   return Status::OK();
 }
 
@@ -346,21 +352,23 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   ONYX_RETURN_IF_ERROR(ExpandFunctions(model_, has_kernel, &expanded));
   if (expanded > 0) logger_->Logf(Severity::kInfo, "expanded ", expanded, " function node(s) into their ONNX bodies");
   ONYX_RETURN_IF_ERROR(CheckInputTypesAgainstSchemas(*model_.graph));
-  // What the model bends and we run anyway (as onnxruntime does) is said once.
+  // What the model bends and we run anyway (as onnxruntime does) is said
+  // once, or fails the session with session.strict_shape_type_inference.
+  bool strict_inference = false;
+  ONYX_RETURN_IF_ERROR(ConfigBool(options.config, "session.strict_shape_type_inference", false, &strict_inference));
+  if (strict_inference && !model_.graph->warnings.empty())
+    return MakeError(ErrorCode::kInvalidGraph, model_.graph->warnings.front(),
+                     " (session config entry 'session.strict_shape_type_inference' is '1')");
   for (const auto& w : model_.graph->warnings) logger_->Log(Severity::kWarning, w);
   model_.graph->warnings.clear();
   // onnxruntime's config key: a comma-separated list of transformer names.
   std::vector<std::string> disabled;
   auto dis = options.config.find("optimization.disable_specified_optimizers");
   if (dis != options.config.end()) {
-    size_t start = 0;
-    while (start <= dis->second.size()) {
-      size_t end = std::min(dis->second.find(',', start), dis->second.size());
-      std::string name = dis->second.substr(start, end - start);
+    for (std::string name : SplitConfigList(dis->second, ',')) {
       name.erase(0, name.find_first_not_of(" \t"));
       name.erase(name.find_last_not_of(" \t") + 1);
       if (!name.empty()) disabled.push_back(name);
-      start = end + 1;
     }
   }
   const size_t nodes_before = g.nodes.size();
@@ -407,6 +415,19 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   plan_options.release_intermediates = options.enable_mem_reuse;
   plan_options.execution_order = options.execution_order;
   plan_options.mem_pattern = options.enable_mem_pattern;
+  // ORT_PARALLEL: independent nodes run at once on the inter-op pool.
+  // Memory patterns lay buffers out by the sequential order's lifetimes, so
+  // they are off there, as in onnxruntime; intermediates are still freed
+  // after their last reader (whichever thread finishes it).
+  plan_options.parallel = options.execution_mode == 1;
+  if (plan_options.parallel && options.enable_mem_pattern) {
+    logger_->Log(Severity::kWarning, "Parallel execution mode does not support memory pattern planning; memory "
+                                     "patterns are disabled for this session");
+    plan_options.mem_pattern = false;
+  }
+  if (!plan_options.parallel && options.inter_op_threads > 1)
+    logger_->Logf(Severity::kWarning, "inter_op_num_threads=", options.inter_op_threads,
+                  " is ignored with execution_mode ORT_SEQUENTIAL (as in onnxruntime: nodes run one at a time)");
   if (options.cpu_allocator) plan_options.cpu_allocator = options.cpu_allocator.get();
   else if (!options.enable_cpu_mem_arena) plan_options.cpu_allocator = GetUncachedCpuAllocator();
   cpu_arena_ = options.cpu_allocator ? options.cpu_allocator.get()
@@ -428,6 +449,7 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   }
   ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(g, raw, plan_options, &plan_));
   ONYX_RETURN_IF_ERROR(CheckCanceled(options, "after planning"));
+  ONYX_RETURN_IF_ERROR(CheckCpuFallback(options));
   IndexInputsAndOutputs();
   if (logger_->Enabled(Severity::kVerbose)) {
     std::string order;
@@ -437,13 +459,29 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
 
   int threads = options.intra_op_threads > 0 ? options.intra_op_threads : DefaultThreadCount();
   if (options.shared_thread_pool) {
-    if (options.intra_op_threads > 0 || options.inter_op_threads > 0)
-      logger_->Log(Severity::kWarning, "session options intra_op_num_threads and inter_op_num_threads are ignored "
-                                       "when using a global thread pool");
+    if (options.intra_op_threads > 0)
+      logger_->Log(Severity::kWarning, "session option intra_op_num_threads is ignored when using a global thread "
+                                       "pool");
     thread_pool_ = options.shared_thread_pool;
     threads = thread_pool_->NumThreads();
   } else {
-    thread_pool_ = std::make_shared<ThreadPool>(threads);
+    ThreadPoolOptions pool_options;
+    ONYX_RETURN_IF_ERROR(ThreadPoolOptionsFromConfig(options.config, true, threads, &pool_options));
+    thread_pool_ = std::make_shared<ThreadPool>(threads, pool_options);
+  }
+  {
+    // The inter-op keys are checked in either mode (code written for
+    // onnxruntime sets both pools' keys); the pool exists in ORT_PARALLEL.
+    const int inter = options.inter_op_threads > 0 ? options.inter_op_threads : DefaultThreadCount();
+    ThreadPoolOptions pool_options;
+    ONYX_RETURN_IF_ERROR(ThreadPoolOptionsFromConfig(options.config, false, inter, &pool_options));
+    if (plan_options.parallel) inter_op_pool_ = std::make_shared<ThreadPool>(inter, pool_options);
+  }
+  ONYX_RETURN_IF_ERROR(ConfigBool(options.config, "session.force_spinning_stop", false, &force_spinning_stop_));
+  ONYX_RETURN_IF_ERROR(ConfigBool(options.config, "session.set_denormal_as_zero", false, &denormal_as_zero_));
+  if (force_spinning_stop_) {
+    thread_pool_->StopSpinning();
+    if (inter_op_pool_) inter_op_pool_->StopSpinning();
   }
   // OpenBLAS runs inside our kernels' calls with the same budget (set per
   // call from the running session's, see RunIndexed), rather than both
@@ -454,6 +492,23 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
     profiler_.Record({"Session", "session_initialization", load_us,
                       profiler_.MicrosSinceStart(Profiler::Clock::now()) - load_us, 0, {}});
   }
+  return Status::OK();
+}
+
+Status Session::CheckCpuFallback(const SessionOptions& options) const {
+  bool disabled = false;
+  ONYX_RETURN_IF_ERROR(ConfigBool(options.config, "session.disable_cpu_ep_fallback", false, &disabled));
+  if (!disabled) return Status::OK();
+  for (const auto& req : options.providers)
+    if (req.name == kCpuProviderName)
+      return MakeError(ErrorCode::kInvalidArgument, "session config entry 'session.disable_cpu_ep_fallback' is '1' "
+                       "but CPUExecutionProvider was added explicitly; the two cannot be combined");
+  for (const auto& a : plan_->NodeAssignments())
+    if (*a.first == kCpuProviderName)
+      return MakeError(ErrorCode::kFail, "This session contains graph nodes that are assigned to the default CPU "
+                       "EP, but fallback to CPU EP has been explicitly disabled by the user (session config entry "
+                       "'session.disable_cpu_ep_fallback'): ", a.second->Describe(), " has no kernel in ",
+                       options.providers.empty() ? std::string("any requested provider") : options.providers[0].name);
   return Status::OK();
 }
 
@@ -596,6 +651,8 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
     }
   }
 
+  if (run_options && !run_options->config.empty())
+    ONYX_RETURN_IF_ERROR(CheckConfigKeys(run_options->config, ConfigScope::kRun));
   bool shrink_cpu = false;
   ONYX_RETURN_IF_ERROR(ArenasToShrink(run_options, &shrink_cpu));
 
@@ -605,7 +662,10 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
   Status run_status;
   {
     ScopedBlasThreadBudget blas_threads(thread_pool_->NumThreads());
-    run_status = plan_->Execute(values, presets.empty() ? nullptr : &presets, run_options, thread_pool_.get(), profiler);
+    ScopedDenormalAsZero daz(denormal_as_zero_);
+    RunningScope running(*this);
+    run_status = plan_->Execute(values, presets.empty() ? nullptr : &presets, run_options, thread_pool_.get(), profiler,
+                                nullptr, inter_op_pool_.get());
   }
   // The run's intermediates are back in the arena by now; shrink even when
   // the run failed, as onnxruntime does. A run that recorded a memory pattern
@@ -674,13 +734,7 @@ Status Session::ArenasToShrink(const RunOptions* run_options, bool* shrink_cpu) 
   if (it == run_options->config.end()) return Status::OK();
   // onnxruntime's grammar: "device:id" items separated by ';'; an item
   // without ':' is skipped.
-  const std::string& list = it->second;
-  size_t begin = 0;
-  while (begin <= list.size()) {
-    size_t end = list.find(';', begin);
-    if (end == std::string::npos) end = list.size();
-    const std::string item = list.substr(begin, end - begin);
-    begin = end + 1;
+  for (const std::string& item : SplitConfigList(it->second, ';')) {
     const size_t colon = item.find(':');
     if (colon == std::string::npos) continue;
     const std::string device = item.substr(0, colon);
@@ -697,6 +751,22 @@ Status Session::ArenasToShrink(const RunOptions* run_options, bool* shrink_cpu) 
     *shrink_cpu = true;
   }
   return Status::OK();
+}
+
+Session::RunningScope::RunningScope(const Session& s) : s_(s) {
+  if (!s_.force_spinning_stop_) return;
+  std::lock_guard<std::mutex> lock(s_.running_mu_);
+  if (s_.running_++ > 0) return;
+  s_.thread_pool_->StartSpinning();
+  if (s_.inter_op_pool_) s_.inter_op_pool_->StartSpinning();
+}
+
+Session::RunningScope::~RunningScope() {
+  if (!s_.force_spinning_stop_) return;
+  std::lock_guard<std::mutex> lock(s_.running_mu_);
+  if (--s_.running_ > 0) return;
+  s_.thread_pool_->StopSpinning();
+  if (s_.inter_op_pool_) s_.inter_op_pool_->StopSpinning();
 }
 
 std::vector<std::string> Session::ExecutionOrder() const { return plan_->NodeOrder(); }

@@ -80,6 +80,9 @@ class Session {
   // kSessionMemoryLimitKey in bytes (0 when unset); INVALID_ARGUMENT naming
   // the key when it is not a positive integer.
   static Status MemoryLimit(const SessionOptions& options, size_t* out);
+  // session.disable_cpu_ep_fallback = "1": fails when a node runs on the CPU
+  // provider without the caller having asked for it (or asked for both).
+  Status CheckCpuFallback(const SessionOptions& options) const;
   void ApplyFreeDimensionOverrides(const SessionOptions& options);
   // Parses the run's kRunArenaShrinkKey entry: *shrink_cpu is set when the
   // session's CPU arena is named; unknown devices and ids are errors.
@@ -105,6 +108,22 @@ class Session {
   std::vector<std::string> provider_names_;
   bool has_device_ = false;  // a provider runs kernels on a device (feeds may live there)
   std::shared_ptr<ThreadPool> thread_pool_;  // the session's own, or a global one
+  // Runs independent nodes at once (execution_mode ORT_PARALLEL); else null.
+  std::shared_ptr<ThreadPool> inter_op_pool_;
+  // session.force_spinning_stop: the pools spin only while a run is in
+  // flight; RunningScope counts them.
+  bool force_spinning_stop_ = false;
+  bool denormal_as_zero_ = false;  // session.set_denormal_as_zero
+  mutable std::mutex running_mu_;
+  mutable int running_ = 0;
+  class RunningScope {
+   public:
+    explicit RunningScope(const Session& s);
+    ~RunningScope();
+
+   private:
+    const Session& s_;
+  };
   // The CPU allocator the plan uses; null when it has no cache (arena off).
   Allocator* cpu_arena_ = nullptr;
   // The plan's CPU allocator when kSessionMemoryLimitKey is set (see

@@ -13,6 +13,8 @@ Status PlanSubgraphRunner::Create(const Graph& graph, const std::vector<Executio
   sub.mem_pattern = false;
   // The caller's copies are of its own graph's constants, not this one's.
   sub.on_constant_released = nullptr;
+  // Subgraphs run inside their node's step, one node at a time.
+  sub.parallel = false;
   ONYX_RETURN_IF_ERROR(ExecutionPlan::Build(graph, providers, sub, &r->plan_));
   for (const auto& in : graph.inputs) r->input_slots_.push_back(r->plan_->SlotOf(in.name));
   for (const auto& o : graph.outputs) {

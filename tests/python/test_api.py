@@ -277,12 +277,9 @@ def test_session_options(onyx):
     so.graph_optimization_level = onyx.GraphOptimizationLevel.ORT_DISABLE_ALL
     so.execution_mode = onyx.ExecutionMode.ORT_PARALLEL
     assert so.execution_mode == onyx.ExecutionMode.ORT_PARALLEL
-    if not _is_ort(onyx):
-        # Refused at session creation rather than run sequentially in silence
-        # (issue 12); onnxruntime runs it with its parallel executor.
-        with pytest.raises(Exception, match="NOT_IMPLEMENTED : execution_mode ORT_PARALLEL is not supported"):
-            onyx.InferenceSession(MODEL, sess_options=so, providers=["CPUExecutionProvider"])
-        so.execution_mode = onyx.ExecutionMode.ORT_SEQUENTIAL
+    # Both runtimes run it with their parallel executor.
+    _check_usable(onyx.InferenceSession(MODEL, sess_options=so, providers=["CPUExecutionProvider"]))
+    so.execution_mode = onyx.ExecutionMode.ORT_SEQUENTIAL
     so.log_severity_level = 3
     so.logid = "api-test"
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")

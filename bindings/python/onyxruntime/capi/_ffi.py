@@ -85,7 +85,12 @@ def default_env():
 
 
 def cstring_array(strings):
-    """(const char*[] cdata, keep-alive list) for a list of Python strings."""
+    """(const char*[] cdata, keep-alive list) for a list of Python strings;
+    an item that is not a str is a TypeError naming it (as onnxruntime's
+    "incompatible function arguments"), not an AttributeError from inside."""
+    for s in strings:
+        if not isinstance(s, str):
+            raise TypeError("expected a sequence of str names, got %r (%s) among them" % (s, type(s).__name__))
     keep = [ffi.new("char[]", s.encode("utf-8")) for s in strings]
     # Never NULL, even when empty: the C side rejects NULL arrays.
     arr = ffi.new("const char*[]", max(1, len(keep)))

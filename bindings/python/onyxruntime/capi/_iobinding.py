@@ -59,6 +59,14 @@ def _element_size(code):
     return size
 
 
+def _c_name(name):
+    """A bound input or output name as C bytes; names that are not str are a
+    TypeError naming them (onnxruntime's pybind layer refuses them too)."""
+    if not isinstance(name, str):
+        raise TypeError("IOBinding: an input or output name must be a str, got %r (%s)" % (name, type(name).__name__))
+    return name.encode("utf-8")
+
+
 def _check_runtime(status):
     # Binding errors are RuntimeError in onnxruntime; ours are also the typed class.
     if status != ffi.NULL:
@@ -102,7 +110,7 @@ class SessionIOBinding:
     # ---- inputs -----------------------------------------------------------
 
     def _bind_input_value(self, name, value, refs):
-        _check_runtime(api.IoBindingBindInput(self._handle, name.encode("utf-8"), value))
+        _check_runtime(api.IoBindingBindInput(self._handle, _c_name(name), value))
         self._input_refs[name] = (value, refs)
 
     def bind_input(self, name, device, element_type, shape, buffer_ptr):
@@ -126,11 +134,11 @@ class SessionIOBinding:
 
     def _bind_output_to_device(self, name, device_type, device_id):
         info = _device_memory_info(device_type, device_id)
-        _check_runtime(api.IoBindingBindOutputToDevice(self._handle, name.encode("utf-8"), info))
+        _check_runtime(api.IoBindingBindOutputToDevice(self._handle, _c_name(name), info))
         self._output_refs[name] = None
 
     def _bind_output_value(self, name, value, ref):
-        _check_runtime(api.IoBindingBindOutput(self._handle, name.encode("utf-8"), value))
+        _check_runtime(api.IoBindingBindOutput(self._handle, _c_name(name), value))
         self._output_refs[name] = ref
 
     def bind_output(self, name, device, element_type=None, shape=None, buffer_ptr=None):
