@@ -61,9 +61,9 @@ int main(int argc, char** argv) {
   check(api->SessionOptionsCreate(&options), "SessionOptionsCreate");
   check(api->SessionOptionsSetIntraOpThreads(options, 1), "SetIntraOpThreads");
   check(api->SessionOptionsSetGraphOptimizationLevel(options, ONYX_ENABLE_ALL), "SetGraphOptimizationLevel");
-  check(api->SessionOptionsAddConfigEntry(options, "session.abi_v4", "yes"), "AddConfigEntry");
-  check(api->SessionOptionsGetConfigEntry(options, "session.abi_v4", &value), "GetConfigEntry");
-  if (value == NULL || strcmp(value, "yes") != 0) fail("config entry not read back");
+  check(api->SessionOptionsAddConfigEntry(options, "session.intra_op.allow_spinning", "0"), "AddConfigEntry");
+  check(api->SessionOptionsGetConfigEntry(options, "session.intra_op.allow_spinning", &value), "GetConfigEntry");
+  if (value == NULL || strcmp(value, "0") != 0) fail("config entry not read back");
   expect_error(api->SessionOptionsSetIntraOpThreads(options, -1), ONYX_INVALID_ARGUMENT, "negative thread count");
   expect_error(api->SessionCreate(env, "/nonexistent/model.onnx", options, &session), ONYX_NO_SUCHFILE, "missing model");
   check(api->SessionCreate(env, argv[1], options, &session), argv[1]);
