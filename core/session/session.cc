@@ -371,6 +371,11 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
       if (!name.empty()) disabled.push_back(name);
     }
   }
+  // onnxruntime's switch for its QDQ transformers: '1' leaves QDQ groups as
+  // written (this engine's qdq_fusion).
+  bool no_qdq = false;
+  ONYX_RETURN_IF_ERROR(ConfigBool(options.config, "session.disable_quant_qdq", false, &no_qdq));
+  if (no_qdq) disabled.push_back("qdq_fusion");
   const size_t nodes_before = g.nodes.size();
   const auto optimize_start = Profiler::Clock::now();
   // Constant folding evaluates nodes with the CPU provider's kernels.

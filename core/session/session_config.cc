@@ -19,8 +19,8 @@ constexpr ConfigHandling V = ConfigHandling::kValuesOnly;
 constexpr ConfigHandling X = ConfigHandling::kRefused;
 
 const char* const kNoOrtFormat = "this engine loads and saves ONNX models only, not onnxruntime's ORT format";
-const char* const kNoQdqFusion = "this engine runs QuantizeLinear/DequantizeLinear pairs as written: it has no QDQ "
-                                 "fusion or clean-up transformers";
+const char* const kNoQdqFusion = "QDQ groups are fused into quantized kernels (qdq_fusion, which also drops equal DQ/Q "
+                                 "pairs around data movement); there is no separate clean-up or double-QDQ pass";
 const char* const kNoEpContext = "no provider of this engine compiles graphs into EP context nodes";
 const char* const kNoMlasKnob = "a tuning switch of onnxruntime's MLAS kernels, which this engine does not use";
 const char* const kNoMoe = "no mixture-of-experts statistics are collected by this engine";
@@ -74,10 +74,11 @@ const std::vector<ConfigKey>& ConfigKeys() {
       // Graph optimization.
       {"optimization.disable_specified_optimizers", S, H, "", "the named graph transformers do not run"},
       {"optimization.enable_gelu_approximation", S, V, "0", "GELU is never replaced by its tanh approximation"},
-      {"optimization.enable_cast_chain_elimination", S, V, "0", "chains of Cast nodes are kept (they may change values)"},
+      {"optimization.enable_cast_chain_elimination", S, V, "0",
+       "Cast chains that may change a value are kept; cast_elimination shortens only chains that cannot"},
       {"optimization.constant_folding_max_output_size_in_bytes", S, X, "", "constant folding has no output size setting"},
       {"session.graph_optimizations_loop_level", S, X, "", "the optimizer's passes have no loop level setting"},
-      {"session.disable_quant_qdq", S, V, "1", kNoQdqFusion},
+      {"session.disable_quant_qdq", S, H, "", "'1': QDQ groups are not fused into quantized kernels (qdq_fusion does not run)"},
       {"session.disable_double_qdq_remover", S, V, "1", kNoQdqFusion},
       {"session.enable_quant_qdq_cleanup", S, V, "0", kNoQdqFusion},
       {"session.disable_qdq_constant_folding", S, X, "", kNoQdqFusion},

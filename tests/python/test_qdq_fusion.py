@@ -87,6 +87,21 @@ def test_matmul_group_becomes_qlinearmatmul(onyx, tmp_path, per_column):
     _check(onyx, model, sess, rng.standard_normal((3, 48)).astype(np.float32))
 
 
+def test_disable_quant_qdq_keeps_the_group_as_written(onyx, tmp_path):
+    # onnxruntime's session key: '1' turns its QDQ transformers off; here it
+    # turns qdq_fusion off, and '0' (the default) leaves it on.
+    model = _matmul_model()
+    for value, fused in (("1", False), ("0", True)):
+        so = onyx.SessionOptions()
+        so.graph_optimization_level = onyx.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+        so.add_session_config_entry("session.disable_quant_qdq", value)
+        so.optimized_model_filepath = str(tmp_path / ("opt%s.onnx" % value))
+        onyx.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        ops = [n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node]
+        assert ("QLinearMatMul" in ops) == fused, (value, ops)
+        assert ("MatMul" in ops) != fused, (value, ops)
+
+
 def test_shared_activation_dequantize_stays_for_its_other_reader(onyx, tmp_path):
     # onnxruntime leaves this group in float (a DQ with two readers); onyx
     # runs the MatMul on the codes and keeps the DQ for the Slice.
