@@ -170,7 +170,7 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
     for (auto& c : plan->constants_) {
       if (plan->slot_names_[c.first] != name) continue;
       c.second = std::make_shared<Tensor>(c.second->type(), c.second->dims(), nullptr, c.second->location());
-      if (options.on_constant_released) options.on_constant_released(name);
+      if (options.on_constant_released) options.on_constant_released(name, c.second);
     }
   };
   // Subgraphs run on the host: their kernels read outer values by name.

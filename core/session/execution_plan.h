@@ -44,10 +44,11 @@ struct PlanOptions {
   // from the first run's allocations.
   bool mem_pattern = true;
   // Called with the name of each constant of the planned graph the moment its
-  // last reader's kernel has packed a copy of its own and released it, so the
-  // caller drops its copy then and the original and all packed copies never
-  // coexist. Not passed on to subgraphs' plans.
-  std::function<void(const std::string&)> on_constant_released;
+  // last reader's kernel has packed a copy of its own and released it, and
+  // with the data-less tensor (same type and dims) the plan keeps in its
+  // place, so the caller swaps its copy for that one and the original and all
+  // packed copies never coexist. Not passed on to subgraphs' plans.
+  std::function<void(const std::string&, const std::shared_ptr<Tensor>&)> on_constant_released;
   // execution_mode ORT_PARALLEL: a node runs as soon as the nodes it reads
   // from are done, independent ones at once on the inter-op pool given to
   // Execute; intermediates are freed when their last reader (in whatever

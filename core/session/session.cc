@@ -439,11 +439,9 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
                                      : options.enable_cpu_mem_arena ? GetCpuAllocator() : nullptr;
   // Weights the kernels packed into copies of their own: each original goes
   // as soon as its last reader has packed it.
-  plan_options.on_constant_released = [this](const std::string& name) {
+  plan_options.on_constant_released = [this](const std::string& name, const std::shared_ptr<Tensor>& dataless) {
     auto it = model_.graph->initializers.find(name);
-    if (it == model_.graph->initializers.end()) return;
-    const Tensor& t = *it->second;
-    it->second = std::make_shared<Tensor>(t.type(), t.dims(), nullptr, t.location());
+    if (it != model_.graph->initializers.end()) it->second = dataless;
   };
   size_t memory_limit = 0;
   ONYX_RETURN_IF_ERROR(MemoryLimit(options, &memory_limit));
