@@ -1,6 +1,7 @@
 #include "capi/src/api_table.h"
 #include "capi/src/handles.h"
 #include "core/framework/logging.h"
+#include "core/session/session.h"
 
 namespace onyx {
 namespace capi {
@@ -50,6 +51,9 @@ OnyxStatus* EnvCreate(OnyxLoggingLevel severity_arg, const char* log_id, OnyxEnv
   env->log_id = log_id ? log_id : "";
   // Like onnxruntime's environment, it sets the process's default logger.
   SetDefaultLogSeverity(severity);
+  // And like it, it does the process's one-time set-up now, not in the
+  // first session.
+  Session::PrepareProcess();
   *out = env.release();
   API_END
 }

@@ -72,6 +72,12 @@ SchemaPreload::SchemaPreload() {
   }
 }
 
+void RegisterSchemasNow() {
+  if (g_schemas_registered.load(std::memory_order_relaxed)) return;
+  (void)onnx::OpSchemaRegistry::Schema("Identity", 1, "");
+  g_schemas_registered.store(true, std::memory_order_relaxed);
+}
+
 SchemaPreload::~SchemaPreload() {
   if (thread_.joinable()) thread_.join();
 }

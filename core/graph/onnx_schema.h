@@ -35,6 +35,9 @@ class SchemaPreload {
   std::thread thread_;
 };
 
+// Registers ONNX's schemas now, on this thread (a no-op once done).
+void RegisterSchemasNow();
+
 // Refuses an opset import newer than the ONNX library knows, for the domains it
 // knows (ai.onnx, ai.onnx.ml, ai.onnx.training, ai.onnx.preview.training), as
 // onnxruntime refuses it. Other domains (com.microsoft, a model's own) pass.

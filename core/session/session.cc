@@ -188,6 +188,8 @@ ExternalFiles ExternalSources(const SessionOptions& options) {
 
 }  // namespace
 
+void Session::PrepareProcess() { RegisterSchemasNow(); }
+
 Status Session::CreateWith(const SessionOptions& options,
                            const std::function<Status(Model*, const ExternalFiles*)>& load,
                            std::unique_ptr<Session>* out) {

@@ -24,6 +24,10 @@ class LimitedAllocator;
 class Session {
  public:
   static Status Create(const SessionOptions& options, const std::string& path, std::unique_ptr<Session>* out);
+  // Does now the once-per-process work the first session would otherwise pay
+  // for (registering ONNX's operator schemas: ~10-20 ms of one core), as
+  // onnxruntime's environment does when it is made. Thread-safe, idempotent.
+  static void PrepareProcess();
   static Status CreateFromBytes(const SessionOptions& options, const void* data, size_t size,
                                 std::unique_ptr<Session>* out);
   ~Session();

@@ -302,3 +302,26 @@ def test_sequence_and_optional_outputs_beside_tensors(onyx):
     np.testing.assert_array_equal(opt, x)
     (y2,) = sess.run(["y"], {"x": x})
     np.testing.assert_array_equal(y2, -x)
+
+
+def test_import_parses_no_cdef_and_sets_up_the_process():
+    """The cffi declarations come pre-parsed (cffi's out-of-line ABI module
+    built with the package), so an import loads no C parser; and the process's
+    one-time set-up (ONNX's schemas) is done by the import's environment, as
+    onnxruntime's import does, not by the first session."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, onyxruntime\n"
+        "from onyxruntime.capi import _ffi\n"
+        "assert 'pycparser' not in sys.modules and 'cffi.cparser' not in sys.modules, sorted(sys.modules)\n"
+        "assert type(_ffi.ffi).__module__ == '_cffi_backend', type(_ffi.ffi)\n"
+        "assert _ffi._env is not None\n"
+        "print('ok')\n"
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.environ.get("ONYX_PYTHONPATH", "") + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

@@ -46,8 +46,9 @@ _OUT_DTYPES = {code: dtype for code, dtype in _values._ONYX_TO_NP.items()
 _IN_CODES = {dtype: code for dtype, code in _values._NP_TO_ONYX.items()}
 _C_CONTIGUOUS_ALIGNED = 0x1 | 0x100  # NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED
 # cffi's backend functions, called without the argument handling of the
-# ABI-mode FFI object's Python wrappers (a few hundred ns per call each).
-_backend = ffi._backend
+# in-line ABI-mode FFI object's Python wrappers (a few hundred ns per call
+# each); the out-of-line FFI (_onyx_abi_ffi) is itself the C object.
+_backend = getattr(ffi, "_backend", ffi)
 _from_buffer = _backend.from_buffer
 _memmove = _backend.memmove
 _unpack = _backend.unpack

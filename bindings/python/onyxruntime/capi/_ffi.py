@@ -12,15 +12,19 @@ session creation and runs do not block other Python threads.
 import os
 import threading
 
-import cffi
-
 from ._errors import exception_for_code
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-ffi = cffi.FFI()
-with open(os.path.join(_PKG_DIR, "_onyx_cdef.h"), encoding="utf-8") as _f:
-    ffi.cdef(_f.read())
+try:
+    # The cdef parsed at build time (bindings/python/ext/build_abi_ffi.py).
+    from ._onyx_abi_ffi import ffi
+except ImportError:
+    import cffi
+
+    ffi = cffi.FFI()
+    with open(os.path.join(_PKG_DIR, "_onyx_cdef.h"), encoding="utf-8") as _f:
+        ffi.cdef(_f.read())
 
 _lib_path = os.environ.get("ONYXRUNTIME_LIBRARY") or os.path.join(_PKG_DIR, "libonyxruntime.so")
 lib = ffi.dlopen(_lib_path)
@@ -97,3 +101,8 @@ def cstring_array(strings):
     for i, c in enumerate(keep):
         arr[i] = c
     return arr, keep
+
+# Like onnxruntime, whose environment is made when the module is imported:
+# the process-wide set-up (ONNX schema registration) happens here, not in the
+# first InferenceSession.
+default_env()
