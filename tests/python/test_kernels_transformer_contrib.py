@@ -1,0 +1,349 @@
+"""onnxruntime contrib ops its transformer optimizer writes beyond Attention:
+com.microsoft MultiHeadAttention (use_multi_head_attention; self and cross
+attention, bias, key_padding_mask in its three CPU forms, attention_bias,
+past/present, 4-D cached keys, packed QKV and KV), and the Stable Diffusion
+ops BiasSplitGelu and BiasAdd. Each against a numpy model of the operator and
+against onnxruntime where its CPU provider has a kernel (it has none for
+BiasSplitGelu, BiasAdd or MultiHeadAttention's packed forms: there the same
+computation written in standard ops runs on onnxruntime instead). Bad inputs
+name the node and the input, and the session runs good inputs afterwards."""
+
+import math
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+
+import onyxruntime as rt
+
+F32 = np.float32
+_E = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float16): TensorProto.FLOAT16,
+      np.dtype(np.float64): TensorProto.DOUBLE, np.dtype(np.int32): TensorProto.INT32,
+      np.dtype(np.int64): TensorProto.INT64}
+
+
+def _model(op, inputs, dtypes, n_out=1, domain="com.microsoft", **attrs):
+    """One node named 'anode'; inputs of unknown shape (so one session takes
+    good and bad shapes); '' leaves an optional input out."""
+    node = helper.make_node(op, inputs, ["Y%d" % i for i in range(n_out)], name="anode", domain=domain, **attrs)
+    ins = [helper.make_tensor_value_info(n, _E[np.dtype(dtypes[n])], None) for n in inputs if n]
+    outs = [helper.make_empty_tensor_value_info("Y%d" % i) for i in range(n_out)]
+    m = helper.make_model(helper.make_graph([node], "g", ins, outs),
+                          opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+def _graph_model(nodes, feeds, outputs):
+    ins = [helper.make_tensor_value_info(n, _E[v.dtype], None) for n, v in feeds.items()]
+    outs = [helper.make_empty_tensor_value_info(o) for o in outputs]
+    m = helper.make_model(helper.make_graph(nodes, "g", ins, outs), opset_imports=[helper.make_opsetid("", 20)])
+    m.ir_version = 9
+    return m.SerializeToString()
+
+
+def _session(lib, model):
+    return lib.InferenceSession(model, providers=["CPUExecutionProvider"])
+
+
+def _close(got, want, tol=2e-5, what=""):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (what, got.shape, want.shape)
+    scale = max(1.0, float(np.abs(want).max())) if want.size else 1.0
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol * scale,
+                               err_msg=what)
+
+
+def _bad(sess, feeds, good, *words):
+    """`feeds` fails naming the node and `words`; `good` still runs afterwards."""
+    with pytest.raises(Exception) as ei:
+        sess.run(None, feeds)
+    for w in ("anode",) + words:
+        assert w in str(ei.value), str(ei.value)
+    sess.run(None, good)
+
+
+# --- MultiHeadAttention ---
+
+def _softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _heads(x, n):
+    """[B, L, N*H] -> [B, N, L, H]."""
+    b, l, d = x.shape
+    return x.reshape(b, l, n, d // n).transpose(0, 2, 1, 3)
+
+
+def _mha_ref(q, k, v, n, bias=None, mask=None, attn_bias=None, past_k=None, past_v=None, unidirectional=False,
+             scale=None, filt=-10000.0):
+    """q [B, S, D]; k, v [B, L, D|Dv] or (4-D) [B, N, L, H]. Returns output, present_k, present_v."""
+    q = q.astype(np.float64)
+    k = k.astype(np.float64)
+    v = v.astype(np.float64)
+    D = q.shape[2]
+    if bias is not None:
+        q = q + bias[:D]
+        k = k + bias[D:2 * D]
+        v = v + bias[2 * D:]
+    qh = _heads(q, n)
+    kh = k if k.ndim == 4 else _heads(k, n)
+    vh = v if v.ndim == 4 else _heads(v, n)
+    if past_k is not None:
+        kh = np.concatenate([past_k, kh], axis=2)
+        vh = np.concatenate([past_v, vh], axis=2)
+    B, _, S, H = qh.shape
+    T = kh.shape[2]
+    P = T - (k.shape[2] if k.ndim == 4 else k.shape[1])
+    scores = (qh @ kh.transpose(0, 1, 3, 2)) * (scale or 1.0 / math.sqrt(H))
+    if attn_bias is not None:
+        scores = scores + attn_bias
+    if mask is not None:
+        if mask.ndim == 1:
+            keep = np.arange(T)[None, None, :] < mask[:, None, None]
+        elif mask.ndim == 2:
+            keep = np.broadcast_to(mask[:, None, :] > 0, (B, S, T))
+        else:
+            keep = mask > 0
+        scores = scores + np.where(keep, 0.0, filt)[:, None]
+    if unidirectional and S > 1:
+        causal = np.arange(T)[None, :] > (P + np.arange(S))[:, None]
+        scores = np.where(causal, np.finfo(np.float32).min, scores)
+    out = _softmax(scores) @ vh
+    return out.transpose(0, 2, 1, 3).reshape(B, S, -1), kh, vh
+
+
+MHA_CASES = {
+    "self_bias": dict(S=5, L=5, bias=True),
+    "cross": dict(S=4, L=7),
+    "cross_dv": dict(S=3, L=6, Dv=16, bias=True),
+    "mask_lengths": dict(S=5, L=5, mask="1d"),
+    "mask_2d": dict(S=5, L=5, mask="2d", bias=True),
+    "mask_3d": dict(S=4, L=6, mask="3d"),
+    "attn_bias": dict(S=4, L=6, attn_bias=(1, 4)),
+    "attn_bias_batch": dict(S=4, L=6, attn_bias=(2, 1), mask="2d"),
+    "past": dict(S=3, L=3, past=4, bias=True, mask="2d"),
+    "past_causal": dict(S=3, L=3, past=2, unidirectional=True),
+    "causal": dict(S=6, L=6, unidirectional=True, bias=True),
+    "scale_filter": dict(S=4, L=4, scale=0.3, mask="1d", filt=-50.0),
+    "cached_kv_4d": dict(S=3, L=5, kv4d=True, mask="2d"),
+}
+
+
+def _mha_feeds(c, rng, B=2, N=4, H=8):
+    D = N * H
+    Dv = c.get("Dv", D)
+    S, L, P = c["S"], c["L"], c.get("past", 0)
+    T = P + L
+    f = {"query": rng.standard_normal((B, S, D)).astype(F32)}
+    if c.get("kv4d"):
+        f["key"] = rng.standard_normal((B, N, L, H)).astype(F32)
+        f["value"] = rng.standard_normal((B, N, L, Dv // N)).astype(F32)
+    else:
+        f["key"] = rng.standard_normal((B, L, D)).astype(F32)
+        f["value"] = rng.standard_normal((B, L, Dv)).astype(F32)
+    if c.get("bias"):
+        f["bias"] = (rng.standard_normal(2 * D + Dv) * 0.5).astype(F32)
+    m = c.get("mask")
+    if m == "1d":
+        f["key_padding_mask"] = np.array([T - 2, T], np.int32)[:B]
+    elif m == "2d":
+        mk = np.ones((B, T), np.int32)
+        mk[0, -2:] = 0
+        f["key_padding_mask"] = mk
+    elif m == "3d":
+        mk = (rng.random((B, S, T)) > 0.3).astype(np.int32)
+        mk[..., 0] = 1
+        f["key_padding_mask"] = mk
+    if c.get("attn_bias"):
+        bb, bn = c["attn_bias"]
+        f["attention_bias"] = rng.standard_normal((bb, bn, S, T)).astype(F32)
+    if P:
+        f["past_key"] = rng.standard_normal((B, N, P, H)).astype(F32)
+        f["past_value"] = rng.standard_normal((B, N, P, Dv // N)).astype(F32)
+    return f, N
+
+
+_MHA_INPUTS = ["query", "key", "value", "bias", "key_padding_mask", "attention_bias", "past_key", "past_value"]
+
+
+def _mha_model(feeds, n, n_out, **attrs):
+    names = [x if x in feeds else "" for x in _MHA_INPUTS]
+    while names[-1] == "":
+        names.pop()
+    return _model("MultiHeadAttention", names, {k: v.dtype for k, v in feeds.items()}, n_out=n_out, num_heads=n,
+                  **attrs)
+
+
+@pytest.mark.parametrize("case", sorted(MHA_CASES))
+def test_multi_head_attention_matches_numpy_and_onnxruntime(case):
+    c = MHA_CASES[case]
+    feeds, n = _mha_feeds(c, np.random.default_rng(sum(map(ord, case))))
+    attrs = {}
+    if c.get("unidirectional"):
+        attrs["unidirectional"] = 1
+    if c.get("scale"):
+        attrs["scale"] = c["scale"]
+    if c.get("filt"):
+        attrs["mask_filter_value"] = c["filt"]
+    n_out = 1 if c.get("kv4d") else 3
+    model = _mha_model(feeds, n, n_out, **attrs)
+    ours = _session(rt, model).run(None, feeds)
+    theirs = _session(ort, model).run(None, feeds)
+    want = _mha_ref(feeds["query"], feeds["key"], feeds["value"], n, feeds.get("bias"), feeds.get("key_padding_mask"),
+                    feeds.get("attention_bias"), feeds.get("past_key"), feeds.get("past_value"),
+                    c.get("unidirectional", False), c.get("scale"), c.get("filt", -10000.0))
+    for i in range(n_out):
+        _close(ours[i], want[i], what="output %d vs numpy" % i)
+        _close(ours[i], theirs[i], what="output %d vs onnxruntime" % i)
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_multi_head_attention_packed_forms(bias):
+    """Packed QKV [B, S, N, 3, H] and packed KV [B, L, N, 2, H] (onnxruntime's
+    CPU kernel refuses both): the same as the unpacked inputs, on both runtimes."""
+    rng = np.random.default_rng(5)
+    B, S, N, H = 2, 5, 4, 8
+    D = N * H
+    q, k, v = (rng.standard_normal((B, S, D)).astype(F32) for _ in range(3))
+    mask = np.array([3, 5], np.int32)
+    b = (rng.standard_normal(3 * D) * 0.5).astype(F32) if bias else None
+    want, _, _ = _mha_ref(q, k, v, N, b, mask)
+    split = lambda t: t.reshape(B, S, N, 1, H)  # noqa: E731
+    qkv = np.concatenate([split(q), split(k), split(v)], axis=3)
+    feeds = {"query": qkv, "key_padding_mask": mask}
+    names = ["query", "", "", "bias" if bias else "", "key_padding_mask"]
+    if bias:
+        feeds["bias"] = b
+    dtypes = {kk: vv.dtype for kk, vv in feeds.items()}
+    got = _session(rt, _model("MultiHeadAttention", names, dtypes, num_heads=N)).run(None, feeds)[0]
+    _close(got, want, what="packed QKV vs numpy")
+    unpacked = {"query": q, "key": k, "value": v, "key_padding_mask": mask}
+    if bias:
+        unpacked["bias"] = b
+    theirs = _session(ort, _mha_model(unpacked, N, 1)).run(None, unpacked)[0]
+    _close(got, theirs, what="packed QKV vs onnxruntime (unpacked)")
+    if not bias:  # onnxruntime's rule: no bias with packed KV
+        kv = np.concatenate([split(k), split(v)], axis=3)
+        feeds = {"query": q, "key": kv, "key_padding_mask": mask}
+        dtypes = {kk: vv.dtype for kk, vv in feeds.items()}
+        got = _session(rt, _model("MultiHeadAttention", ["query", "key", "", "", "key_padding_mask"], dtypes,
+                                  num_heads=N)).run(None, feeds)[0]
+        _close(got, want, what="packed KV vs numpy")
+
+
+def test_multi_head_attention_declared_shape():
+    feeds, n = _mha_feeds(MHA_CASES["cross_dv"], np.random.default_rng(1))
+    sess = _session(rt, _mha_model(feeds, n, 1))
+    assert sess.run(None, feeds)[0].shape == (2, 3, 16)
+
+
+def test_multi_head_attention_bad_inputs():
+    rng = np.random.default_rng(3)
+    feeds, n = _mha_feeds(MHA_CASES["past"], rng)
+    sess = _session(rt, _mha_model(feeds, n, 3))
+    good = dict(feeds)
+    sess.run(None, good)
+
+    def bad(name, value, *words):
+        f = dict(good)
+        f[name] = value
+        _bad(sess, f, good, *words)
+
+    bad("query", feeds["query"][0], "input 0 (query)")
+    bad("key", feeds["key"][..., :-1], "input 1 (key)")
+    bad("value", feeds["value"][:, :-1], "input 2 (value)")
+    bad("bias", feeds["bias"][:-1], "input 3 (bias)", str(feeds["bias"].size))
+    bad("key_padding_mask", feeds["key_padding_mask"][:, :-1], "input 4 (key_padding_mask)")
+    bad("past_key", feeds["past_key"][:, :, :, :-1], "input 6 (past_key)")
+    bad("past_value", feeds["past_value"][:, :, :-1], "input 7 (past_value)")
+    # Wrong element types, in models that declare them (a feed of another type
+    # than the graph declares is refused before any kernel runs).
+    for name, dtype, words in (("key_padding_mask", np.int64, ("input 4 (key_padding_mask)", "int32")),
+                               ("query", np.float64, ("input 0", "double"))):
+        f = dict(good)
+        f[name] = good[name].astype(dtype)
+        with pytest.raises(Exception) as ei:
+            _session(rt, _mha_model(f, n, 3)).run(None, f)
+        for w in ("anode",) + words:
+            assert w in str(ei.value), str(ei.value)
+
+    ab = {k: v for k, v in feeds.items() if k not in ("past_key", "past_value", "key_padding_mask")}
+    ab["attention_bias"] = rng.standard_normal((2, 4, 3, 3)).astype(F32)
+    sess_ab = _session(rt, _mha_model(ab, n, 1))
+    good_ab = dict(ab)
+    sess_ab.run(None, good_ab)
+    ab_bad = dict(ab)
+    ab_bad["attention_bias"] = ab["attention_bias"][:, :, :, :2]
+    _bad(sess_ab, ab_bad, good_ab, "input 5 (attention_bias)")
+
+    with pytest.raises(Exception, match="num_heads"):
+        _session(rt, _model("MultiHeadAttention", ["query", "key", "value"], {x: F32 for x in _MHA_INPUTS}))
+
+
+# --- BiasSplitGelu, BiasAdd ---
+
+def _gelu(x):
+    from scipy.special import erf
+    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
+
+
+def _ort_bias_split_gelu(x, bias):
+    """The same on onnxruntime, in standard ops (it has no CPU BiasSplitGelu),
+    in float32 (its Erf takes no other type)."""
+    x, bias = x.astype(F32), bias.astype(F32)
+    nodes = [helper.make_node("Add", ["X", "bias"], ["z"]),
+             helper.make_node("Split", ["z"], ["l", "r"], axis=-1, num_outputs=2),
+             helper.make_node("Gelu", ["r"], ["g"]),
+             helper.make_node("Mul", ["l", "g"], ["Y"])]
+    feeds = {"X": x, "bias": bias}
+    return _session(ort, _graph_model(nodes, feeds, ["Y"])).run(None, feeds)[0]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+@pytest.mark.parametrize("shape", [(2, 6, 20), (1, 3, 1280), (1, 1, 2)])
+def test_bias_split_gelu(dtype, shape):
+    rng = np.random.default_rng(shape[-1])
+    x = rng.standard_normal(shape).astype(dtype)
+    bias = rng.standard_normal(shape[-1]).astype(dtype)
+    got = _session(rt, _model("BiasSplitGelu", ["X", "bias"], {"X": dtype, "bias": dtype})).run(
+        None, {"X": x, "bias": bias})[0]
+    z = x.astype(np.float64) + bias
+    half = shape[-1] // 2
+    want = z[..., :half] * _gelu(z[..., half:])
+    tol = 2e-3 if dtype == np.float16 else 2e-6
+    assert got.dtype == dtype
+    _close(got, want, tol, "vs numpy")
+    _close(got, _ort_bias_split_gelu(x, bias), tol, "vs onnxruntime (Add, Split, Gelu, Mul)")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_bias_add(dtype):
+    rng = np.random.default_rng(9)
+    x, skip = (rng.standard_normal((2, 16, 320)).astype(dtype) for _ in range(2))
+    bias = rng.standard_normal(320).astype(dtype)
+    feeds = {"X": x, "bias": bias, "skip": skip}
+    got = _session(rt, _model("BiasAdd", ["X", "bias", "skip"], {k: dtype for k in feeds})).run(None, feeds)[0]
+    nodes = [helper.make_node("Add", ["X", "bias"], ["t"]), helper.make_node("Add", ["t", "skip"], ["Y"])]
+    theirs = _session(ort, _graph_model(nodes, feeds, ["Y"])).run(None, feeds)[0]
+    tol = 2e-3 if dtype == np.float16 else 1e-6
+    assert got.dtype == dtype
+    _close(got, x.astype(np.float64) + bias + skip, tol, "vs numpy")
+    _close(got, theirs, tol, "vs onnxruntime (Add, Add)")
+
+
+def test_bias_split_gelu_and_bias_add_bad_inputs():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 4, 8)).astype(F32)
+    b = rng.standard_normal(8).astype(F32)
+    sess = _session(rt, _model("BiasSplitGelu", ["X", "bias"], {"X": F32, "bias": F32}))
+    good = {"X": x, "bias": b}
+    _bad(sess, {"X": x, "bias": b[:4]}, good, "input 1 (bias)", "8")
+    _bad(sess, {"X": x[0], "bias": b}, good, "input 0 (X)", "3-D")
+    _bad(sess, {"X": x[..., :7], "bias": b[:7]}, good, "even")
+    sess = _session(rt, _model("BiasAdd", ["X", "bias", "skip"], {"X": F32, "bias": F32, "skip": F32}))
+    good = {"X": x, "bias": b, "skip": x}
+    _bad(sess, {"X": x, "bias": b, "skip": x[:, :2]}, good, "input 2 (skip)")
+    _bad(sess, {"X": x, "bias": b[:3], "skip": x}, good, "input 1 (bias)")
