@@ -1,0 +1,171 @@
+"""Models saved by onnxruntime's transformer optimizer
+(onnxruntime.transformers.optimizer.optimize_model, CPU: use_gpu=False, no
+float16 conversion) run on onyxruntime and match onnxruntime.
+
+Sources: the project's generated BERT and GPT-2 (tests/models/generate.py).
+The BERT generator writes the attention mask's [:, None, None, :] as one
+Unsqueeze with axes [1, 2]; onnxruntime's attention fusion only matches the
+two Unsqueezes torch.onnx writes, so a second BERT, 'bert_torch_mask', is the
+same model with that one node split in two: there the optimizer fuses
+Attention (or MultiHeadAttention). Fused operators seen with onnxruntime
+1.31.1 (each case asserts its own):
+  bert             SkipLayerNormalization, BiasGelu (FastGelu with gelu approximation)
+  bert_torch_mask  + Attention, or MultiHeadAttention (use_multi_head_attention)
+  gpt2             SkipLayerNormalization, FastGelu
+opt_level 0 is the Python fusions alone; 1, 2 and 99 first save the model
+from an onnxruntime session at BASIC / EXTENDED / ALL, then fuse.
+(enable_gemm_fast_gelu writes GemmFastGelu, which onnxruntime's CPU provider
+cannot run: not a CPU model, not tested here.)
+
+optimize_by_onnxruntime (opt_level >= 1) imports torch.version and reads it
+only to choose a GPU provider; torch is not a test dependency (a multi-GB
+wheel), so with use_gpu=False a stand-in module answers that import.
+
+Sizes: the sweep over levels and fusion options runs on the small models
+(2 layers, vocab 1000, cached under <model dir>/small/); one case runs the
+project's BERT at its configured size (model_files: 12 layers unless
+ONYX_TEST_SMALL_MODELS=1). Optimized files go to pytest's tmp dir.
+"""
+
+import importlib.util
+import os
+import sys
+import types
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+import sympy  # noqa: F401  onnxruntime's optimizer needs it (pinned in scripts/requirements.txt)
+from onnx import helper
+
+HEADS, HIDDEN = 12, 768
+
+
+@pytest.fixture(scope="module")
+def optimizer():
+    stub = importlib.util.find_spec("torch") is None
+    if stub:
+        torch, version = types.ModuleType("torch"), types.ModuleType("torch.version")
+        version.hip = version.cuda = None
+        torch.version = version
+        sys.modules["torch"], sys.modules["torch.version"] = torch, version
+    from onnxruntime.transformers import optimizer as opt
+    yield opt
+    if stub:
+        del sys.modules["torch"], sys.modules["torch.version"]
+
+
+@pytest.fixture(scope="module")
+def small_models(model_generator, model_dir, tmp_path_factory):
+    d = os.path.join(model_dir, "small")
+    paths = {n: model_generator.ensure_model(d, n, small=True) for n in ("bert", "gpt2")}
+    paths["bert_torch_mask"] = _torch_mask(paths["bert"], tmp_path_factory.mktemp("src"))
+    return paths
+
+
+def _torch_mask(src, out_dir):
+    """The BERT with its mask Unsqueeze(axes [1, 2]) written as torch.onnx does:
+    Unsqueeze(axes [1]) then Unsqueeze(axes [2])."""
+    m = onnx.load(src)
+    g = m.graph
+    i, n = next((i, n) for i, n in enumerate(g.node) if n.op_type == "Unsqueeze" and n.input[0] == "attention_mask")
+    g.initializer.extend([helper.make_tensor("mask_axis_1", onnx.TensorProto.INT64, [1], [1]),
+                          helper.make_tensor("mask_axis_2", onnx.TensorProto.INT64, [1], [2])])
+    first = helper.make_node("Unsqueeze", ["attention_mask", "mask_axis_1"], ["attention_mask_3d"], name=n.name)
+    second = helper.make_node("Unsqueeze", ["attention_mask_3d", "mask_axis_2"], [n.output[0]], name=n.name + "_1")
+    del g.node[i]
+    g.node.insert(i, second)
+    g.node.insert(i, first)
+    path = str(out_dir / "bert_torch_mask.onnx")
+    onnx.save(m, path)
+    return path
+
+
+def _options(optimizer_mod, model_type, variant):
+    from onnxruntime.transformers.fusion_options import FusionOptions
+    o = FusionOptions(model_type)
+    if variant == "raw_mask":
+        o.use_raw_attention_mask(True)
+    elif variant == "no_mask":
+        o.disable_attention_mask()
+    elif variant == "mha":
+        o.use_multi_head_attention = True
+    elif variant == "gelu_approximation":
+        o.enable_gelu_approximation = True
+    return o
+
+
+def _optimize(optimizer_mod, src, model_type, level, variant, out_dir):
+    m = optimizer_mod.optimize_model(src, model_type=model_type, num_heads=HEADS, hidden_size=HIDDEN,
+                                     opt_level=level, use_gpu=False,
+                                     optimization_options=_options(optimizer_mod, model_type, variant))
+    path = str(out_dir / ("%s_%s_o%d.onnx" % (os.path.basename(src)[:-5], variant, level)))
+    m.save_model_to_file(path)
+    return path, {n.op_type for n in onnx.load(path, load_external_data=False).graph.node
+                  if n.domain == "com.microsoft"}
+
+
+def _feeds(sess, seed):
+    rng = np.random.default_rng(seed)
+    B, S, PAST = 2, 7, 3
+    feeds = {}
+    for i in sess.get_inputs():
+        if i.type == "tensor(float)":  # GPT-2's past key/value [batch, heads, past, head size]
+            shape = [B if k == 0 else (PAST if isinstance(d, str) else d) for k, d in enumerate(i.shape)]
+            feeds[i.name] = rng.standard_normal(shape).astype(np.float32)
+        elif "mask" in i.name:
+            m = np.ones((B, S), np.int64)
+            m[0, -2:] = 0  # right padding, the form BERT's mask index fusion assumes
+            feeds[i.name] = m
+        elif "token_type" in i.name:
+            feeds[i.name] = np.zeros((B, S), np.int64)
+        else:
+            feeds[i.name] = rng.integers(0, 1000, (B, S), dtype=np.int64)
+    return feeds
+
+
+def _run_both(onyx, path, seed=0):
+    theirs = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    feeds = _feeds(theirs, seed)
+    want = theirs.run(None, feeds)
+    got = onyx.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
+    assert len(got) == len(want)
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert g.shape == w.shape and g.dtype == w.dtype, (k, g.shape, w.shape)
+        scale = max(1.0, float(np.abs(w).max()))
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4 * scale, err_msg="%s output %d" % (path, k))
+
+
+FUSED = {
+    ("bert", "default"): {"SkipLayerNormalization", "BiasGelu"},
+    ("bert", "gelu_approximation"): {"SkipLayerNormalization", "FastGelu"},
+    ("bert_torch_mask", "default"): {"Attention", "SkipLayerNormalization", "BiasGelu"},
+    ("bert_torch_mask", "raw_mask"): {"Attention"},
+    ("bert_torch_mask", "no_mask"): {"Attention"},
+    ("bert_torch_mask", "mha"): {"MultiHeadAttention", "SkipLayerNormalization", "BiasGelu"},
+    ("bert_torch_mask", "gelu_approximation"): {"Attention", "FastGelu"},
+    ("gpt2", "default"): {"SkipLayerNormalization", "FastGelu"},
+}
+
+CASES = ([(name, variant, level) for (name, variant) in (("bert", "default"), ("bert_torch_mask", "default"),
+                                                          ("bert_torch_mask", "mha"), ("gpt2", "default"))
+          for level in (0, 1, 2, 99)] +
+         [(name, variant, 0) for (name, variant) in FUSED if variant in ("gelu_approximation", "raw_mask", "no_mask")])
+
+
+@pytest.mark.parametrize("name,variant,level", CASES, ids=["%s-%s-o%d" % c for c in CASES])
+def test_optimized_small_models_match_onnxruntime(onyx, optimizer, small_models, tmp_path, name, variant, level):
+    model_type = "gpt2" if name == "gpt2" else "bert"
+    path, ops = _optimize(optimizer, small_models[name], model_type, level, variant, tmp_path)
+    assert FUSED[(name, variant)] <= ops, "onnxruntime's optimizer wrote %s" % sorted(ops)
+    _run_both(onyx, path)
+
+
+def test_optimized_project_bert_matches_onnxruntime(onyx, optimizer, model_files, tmp_path):
+    """The project's BERT at its configured size (torch's mask form, so
+    Attention is fused), at opt_level 1."""
+    src = _torch_mask(model_files.path("bert"), tmp_path)
+    path, ops = _optimize(optimizer, src, "bert", 1, "default", tmp_path)
+    assert FUSED[("bert_torch_mask", "default")] <= ops, sorted(ops)
+    _run_both(onyx, path, seed=1)
