@@ -244,7 +244,7 @@ void RegisterElementwiseRules(RuleMap& m) {
   // Softmax, Trilu, ...) take ONNX's own schema inference; only operators
   // ONNX's library has no schema for keep a rule here.
   for (const char* op : {"com.microsoft:Gelu", "com.microsoft:FastGelu", "com.microsoft:QuickGelu",
-                         "com.microsoft:BiasGelu", "com.microsoft:BiasAdd"})
+                         "com.microsoft:BiasGelu", "com.microsoft:BiasAdd", "com.microsoft:RotaryEmbedding"})
     m[op] = SameAsInput0;
   // onnxruntime's BiasSplitGelu: X [N, S, D] -> [N, S, D / 2].
   m["com.microsoft:BiasSplitGelu"] = [](InferContext& c) {

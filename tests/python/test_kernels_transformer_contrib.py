@@ -347,3 +347,113 @@ def test_bias_split_gelu_and_bias_add_bad_inputs():
     good = {"X": x, "bias": b, "skip": x}
     _bad(sess, {"X": x, "bias": b, "skip": x[:, :2]}, good, "input 2 (skip)")
     _bad(sess, {"X": x, "bias": b[:3], "skip": x}, good, "input 1 (bias)")
+
+
+# --- RotaryEmbedding ---
+
+def _rotary_ref(x, pos, cos, sin, heads=0, rotary_dim=0, interleaved=False):
+    x = x.astype(np.float64)
+    if x.ndim == 3:
+        B, S, D = x.shape
+        H = cos.shape[1] * 2 if rotary_dim == 0 else D // heads
+        xh = x.reshape(B, S, D // H, H).transpose(0, 2, 1, 3)
+    else:
+        xh = x
+        B, _, S, H = x.shape
+    R = rotary_dim or H
+    p = pos[0] + np.arange(S)[None, :].repeat(B, 0) if pos.shape == (1,) else pos
+    c, s = cos[p].astype(np.float64)[:, None], sin[p].astype(np.float64)[:, None]  # [B, 1, S, R/2]
+    y = xh.copy()
+    if interleaved:
+        x1, x2 = xh[..., 0:R:2], xh[..., 1:R:2]
+        y[..., 0:R:2], y[..., 1:R:2] = x1 * c - x2 * s, x2 * c + x1 * s
+    else:
+        x1, x2 = xh[..., :R // 2], xh[..., R // 2:R]
+        y[..., :R // 2], y[..., R // 2:R] = x1 * c - x2 * s, x2 * c + x1 * s
+    return y if x.ndim == 4 else y.transpose(0, 2, 1, 3).reshape(x.shape)
+
+
+ROTARY_CASES = {
+    "3d_start": dict(shape=(2, 5, 64), heads=4, pos="start"),
+    "3d_ids": dict(shape=(2, 5, 64), heads=4, pos="ids"),
+    "4d_interleaved": dict(shape=(2, 3, 5, 16), pos="ids", interleaved=True),
+    "3d_partial": dict(shape=(1, 4, 64), heads=2, rotary_dim=16, pos="start"),
+    "3d_partial_interleaved": dict(shape=(2, 4, 48), heads=3, rotary_dim=8, pos="ids", interleaved=True),
+}
+
+
+def _rotary_feeds(c, rng, dtype=F32, max_pos=16):
+    x = rng.standard_normal(c["shape"]).astype(dtype)
+    B = c["shape"][0]
+    S = c["shape"][2] if len(c["shape"]) == 4 else c["shape"][1]
+    if len(c["shape"]) == 4:
+        H = c["shape"][3]
+    else:
+        H = c["shape"][2] // c["heads"]
+    R = c.get("rotary_dim") or H
+    theta = np.arange(max_pos)[:, None] / (10000.0 ** (np.arange(R // 2)[None, :] * 2.0 / R))
+    pos = np.array([3], np.int64) if c["pos"] == "start" else rng.integers(0, max_pos, (B, S)).astype(np.int64)
+    return {"input": x, "position_ids": pos, "cos_cache": np.cos(theta).astype(dtype),
+            "sin_cache": np.sin(theta).astype(dtype)}
+
+
+def _rotary_model(feeds, c):
+    attrs = {}
+    if c.get("rotary_dim"):
+        attrs.update(rotary_embedding_dim=c["rotary_dim"], num_heads=c["heads"])
+    if c.get("interleaved"):
+        attrs["interleaved"] = 1
+    return _model("RotaryEmbedding", ["input", "position_ids", "cos_cache", "sin_cache"],
+                  {k: v.dtype for k, v in feeds.items()}, **attrs)
+
+
+@pytest.mark.parametrize("case", sorted(ROTARY_CASES))
+def test_rotary_embedding_matches_numpy_and_onnxruntime(case):
+    c = ROTARY_CASES[case]
+    feeds = _rotary_feeds(c, np.random.default_rng(sum(map(ord, case))))
+    model = _rotary_model(feeds, c)
+    got = _session(rt, model).run(None, feeds)[0]
+    want = _rotary_ref(feeds["input"], feeds["position_ids"], feeds["cos_cache"], feeds["sin_cache"],
+                       c.get("heads", 0), c.get("rotary_dim", 0), c.get("interleaved", False))
+    _close(got, want, 1e-5, "vs numpy")
+    _close(got, _session(ort, model).run(None, feeds)[0], 1e-5, "vs onnxruntime")
+
+
+@pytest.mark.parametrize("dtype", [np.float16])
+def test_rotary_embedding_half(dtype):
+    c = ROTARY_CASES["3d_ids"]
+    feeds = _rotary_feeds(c, np.random.default_rng(2), dtype)
+    got = _session(rt, _rotary_model(feeds, c)).run(None, feeds)[0]
+    assert got.dtype == dtype
+    _close(got, _rotary_ref(feeds["input"], feeds["position_ids"], feeds["cos_cache"], feeds["sin_cache"],
+                            c["heads"]), 3e-3, "float16 vs numpy")
+
+
+def test_rotary_embedding_bad_inputs():
+    c = ROTARY_CASES["3d_ids"]
+    good = _rotary_feeds(c, np.random.default_rng(8))
+    sess = _session(rt, _rotary_model(good, c))
+    sess.run(None, good)
+
+    def bad(name, value, *words):
+        f = dict(good)
+        f[name] = value
+        _bad(sess, f, good, *words)
+
+    far = good["position_ids"].copy()
+    far[1, 2] = 16
+    bad("position_ids", far, "input 1 (position_ids)", "position 16", "batch 1, token 2")
+    bad("position_ids", np.array([12], np.int64), "input 1 (position_ids)", "position 16")
+    bad("position_ids", good["position_ids"][:, :2], "input 1 (position_ids)")
+    bad("input", good["input"][..., :60], "input 0 (input)")
+    bad("input", good["input"][0], "input 0 (input)")
+    bad("cos_cache", good["cos_cache"][:, :4], "2 (cos_cache)", "[16,4]")
+    bad("sin_cache", good["sin_cache"][:8], "3 (sin_cache)", "[8,8]")
+    c4 = ROTARY_CASES["4d_interleaved"]
+    good4 = _rotary_feeds(c4, np.random.default_rng(9))
+    sess4 = _session(rt, _rotary_model(good4, c4))
+    narrow = {"cos_cache": good4["cos_cache"][:, :4], "sin_cache": good4["sin_cache"][:, :4]}
+    _bad(sess4, dict(good4, **narrow), good4, "rotary dimension 16", "twice the width of input 2 (cos_cache)")
+    with pytest.raises(Exception, match="num_heads"):
+        _session(rt, _model("RotaryEmbedding", ["input", "position_ids", "cos_cache", "sin_cache"],
+                            {k: v.dtype for k, v in good.items()}, rotary_embedding_dim=8))
