@@ -278,6 +278,13 @@ void RegisterElementwiseRules(RuleMap& m) {
   m["LayerNormalization"] = LayerNorm;
   m["com.microsoft:SkipLayerNormalization"] = SkipLayerNorm;
   m["com.microsoft:SkipSimplifiedLayerNormalization"] = SkipLayerNorm;
+  // onnxruntime's GroupNorm: Y like X; SkipGroupNorm's sum S (output 1) too.
+  m["com.microsoft:GroupNorm"] = SameAsInput0;
+  m["com.microsoft:SkipGroupNorm"] = [](InferContext& c) {
+    ONYX_RETURN_IF_ERROR(SameAsInput0(c));
+    if (c.HasOutput(1) && c.InputElem(0) != ElemType::kUndefined) c.Output(1) = c.Output(0);
+    return Status::OK();
+  };
   // onnxruntime's RMS norm, in the default domain: Y like X, inv_std_var (output 1) like LayerNorm's stats.
   m["SimplifiedLayerNormalization"] = LayerNorm;
   // onnxruntime's quantized elementwise ops: A (input 0) and B (input 3) broadcast, A's type.

@@ -2,9 +2,9 @@
 com.microsoft MultiHeadAttention (use_multi_head_attention; self and cross
 attention, bias, key_padding_mask in its three CPU forms, attention_bias,
 past/present, 4-D cached keys, packed QKV and KV), and the Stable Diffusion
-ops BiasSplitGelu and BiasAdd. Each against a numpy model of the operator and
+ops BiasSplitGelu, BiasAdd, GroupNorm and SkipGroupNorm, and RotaryEmbedding. Each against a numpy model of the operator and
 against onnxruntime where its CPU provider has a kernel (it has none for
-BiasSplitGelu, BiasAdd or MultiHeadAttention's packed forms: there the same
+BiasSplitGelu, BiasAdd, GroupNorm, SkipGroupNorm or MultiHeadAttention's packed forms: there the same
 computation written in standard ops runs on onnxruntime instead). Bad inputs
 name the node and the input, and the session runs good inputs afterwards."""
 
@@ -35,11 +35,11 @@ def _model(op, inputs, dtypes, n_out=1, domain="com.microsoft", **attrs):
     return m.SerializeToString()
 
 
-def _graph_model(nodes, feeds, outputs):
+def _graph_model(nodes, feeds, outputs, opset=20):
     ins = [helper.make_tensor_value_info(n, _E[v.dtype], None) for n, v in feeds.items()]
     outs = [helper.make_empty_tensor_value_info(o) for o in outputs]
-    m = helper.make_model(helper.make_graph(nodes, "g", ins, outs), opset_imports=[helper.make_opsetid("", 20)])
-    m.ir_version = 9
+    m = helper.make_model(helper.make_graph(nodes, "g", ins, outs), opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 10
     return m.SerializeToString()
 
 
@@ -457,3 +457,108 @@ def test_rotary_embedding_bad_inputs():
     with pytest.raises(Exception, match="num_heads"):
         _session(rt, _model("RotaryEmbedding", ["input", "position_ids", "cos_cache", "sin_cache"],
                             {k: v.dtype for k, v in good.items()}, rotary_embedding_dim=8))
+
+
+# --- GroupNorm, SkipGroupNorm ---
+
+def _group_norm_ref(x, gamma, beta, groups, eps, silu, channels_last):
+    x = x.astype(np.float64)
+    if channels_last:
+        x = x.transpose(0, 3, 1, 2)
+    n, c = x.shape[:2]
+    v = x.reshape(n, groups, -1)
+    y = (v - v.mean(-1, keepdims=True)) / np.sqrt(v.var(-1, keepdims=True) + eps)
+    y = y.reshape(x.shape) * gamma.astype(np.float64)[None, :, None, None] + beta.astype(np.float64)[None, :, None, None]
+    if silu:
+        y = y / (1.0 + np.exp(-y))
+    return y.transpose(0, 2, 3, 1) if channels_last else y
+
+
+def _ort_group_norm(x, gamma, beta, groups, eps, silu, channels_last):
+    """onnxruntime running GroupNormalization-21 (per-channel scale and bias),
+    in float32, between Transposes for NHWC, then x * Sigmoid(x) for SiLU."""
+    feeds = {"X": x.astype(F32), "gamma": gamma.astype(F32), "beta": beta.astype(F32)}
+    nodes, src = [], "X"
+    if channels_last:
+        nodes.append(helper.make_node("Transpose", ["X"], ["xt"], perm=[0, 3, 1, 2]))
+        src = "xt"
+    nodes.append(helper.make_node("GroupNormalization", [src, "gamma", "beta"], ["gn"], num_groups=groups,
+                                  epsilon=eps))
+    out = "gn"
+    if silu:
+        nodes += [helper.make_node("Sigmoid", ["gn"], ["sg"]), helper.make_node("Mul", ["gn", "sg"], ["act"])]
+        out = "act"
+    nodes.append(helper.make_node("Transpose", [out], ["Y"], perm=[0, 2, 3, 1]) if channels_last else
+                 helper.make_node("Identity", [out], ["Y"]))
+    return _session(ort, _graph_model(nodes, feeds, ["Y"], opset=21)).run(None, feeds)[0]
+
+
+GROUP_NORM_CASES = {
+    "nhwc": dict(shape=(2, 4, 5, 32), groups=8, silu=False, channels_last=1),
+    "nhwc_silu": dict(shape=(1, 3, 3, 64), groups=32, silu=True, channels_last=1),
+    "nchw_silu": dict(shape=(2, 16, 3, 4), groups=4, silu=True, channels_last=0),
+    "one_group": dict(shape=(1, 2, 2, 12), groups=1, silu=False, channels_last=1),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("case", sorted(GROUP_NORM_CASES))
+def test_group_norm(case, dtype):
+    c = GROUP_NORM_CASES[case]
+    rng = np.random.default_rng(sum(map(ord, case)))
+    C = c["shape"][3] if c["channels_last"] else c["shape"][1]
+    x = (rng.standard_normal(c["shape"]) * 3 + 1).astype(dtype)
+    gamma = rng.standard_normal(C).astype(F32)
+    beta = rng.standard_normal(C).astype(F32)
+    feeds = {"X": x, "gamma": gamma, "beta": beta}
+    got = _session(rt, _model("GroupNorm", ["X", "gamma", "beta"], {k: v.dtype for k, v in feeds.items()},
+                              groups=c["groups"], epsilon=1e-5, activation=int(c["silu"]),
+                              channels_last=c["channels_last"])).run(None, feeds)[0]
+    args = (gamma, beta, c["groups"], 1e-5, c["silu"], c["channels_last"])
+    tol = 5e-3 if dtype == np.float16 else 2e-5
+    assert got.dtype == dtype and got.shape == x.shape
+    _close(got, _group_norm_ref(x, *args), tol, "vs numpy")
+    _close(got, _ort_group_norm(x, *args), tol, "vs onnxruntime (GroupNormalization-21)")
+
+
+@pytest.mark.parametrize("skip_shape", ["full", "n11c", "nc"])
+@pytest.mark.parametrize("bias", [False, True])
+def test_skip_group_norm(skip_shape, bias):
+    rng = np.random.default_rng(len(skip_shape) + bias)
+    N, H, W, C, G = 2, 3, 4, 32, 8
+    x = rng.standard_normal((N, H, W, C)).astype(F32)
+    skip = rng.standard_normal({"full": (N, H, W, C), "n11c": (N, 1, 1, C), "nc": (N, C)}[skip_shape]).astype(F32)
+    feeds = {"X": x, "gamma": rng.standard_normal(C).astype(F32), "beta": rng.standard_normal(C).astype(F32),
+             "skip": skip}
+    if bias:
+        feeds["bias"] = rng.standard_normal(C).astype(F32)
+    names = ["X", "gamma", "beta", "skip"] + (["bias"] if bias else [])
+    y, s = _session(rt, _model("SkipGroupNorm", names, {k: v.dtype for k, v in feeds.items()}, n_out=2, groups=G,
+                                epsilon=1e-5, activation=1)).run(None, feeds)
+    want_s = x + skip.reshape(N, 1, 1, C) if skip_shape != "full" else x + skip
+    if bias:
+        want_s = want_s + feeds["bias"]
+    _close(s, want_s, 1e-6, "S vs numpy")
+    args = (feeds["gamma"], feeds["beta"], G, 1e-5, True, 1)
+    _close(y, _group_norm_ref(want_s, *args), 2e-5, "Y vs numpy")
+    _close(y, _ort_group_norm(want_s.astype(F32), *args), 2e-5, "Y vs onnxruntime (Add, GroupNormalization-21)")
+
+
+def test_group_norms_bad_inputs():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((1, 2, 2, 8)).astype(F32)
+    g = np.ones(8, F32)
+    good = {"X": x, "gamma": g, "beta": g}
+    sess = _session(rt, _model("GroupNorm", ["X", "gamma", "beta"], {k: F32 for k in good}, groups=4))
+    sess.run(None, good)
+    _bad(sess, dict(good, X=x[0]), good, "input 0 (X)", "4-D")
+    _bad(sess, dict(good, X=x[..., :6]), good, "groups 4", "6 channels")
+    _bad(sess, dict(good, gamma=g[:4]), good, "input 1 (gamma)", "8")
+    _bad(sess, dict(good, beta=g[:7]), good, "input 2 (beta)")
+    good = dict(good, skip=x)
+    sess = _session(rt, _model("SkipGroupNorm", ["X", "gamma", "beta", "skip"], {k: F32 for k in good}, groups=4))
+    sess.run(None, good)
+    _bad(sess, dict(good, skip=x[:, :1]), good, "input 3 (skip)")
+    for attrs, word in ((dict(groups=0), "groups"), (dict(groups=2, activation=2), "activation")):
+        with pytest.raises(Exception, match=word):
+            _session(rt, _model("GroupNorm", ["X", "gamma", "beta"], {k: F32 for k in good}, **attrs))
