@@ -294,6 +294,7 @@ Status GlobalPool(InferContext& ctx) {
 
 void RegisterNnRules(RuleMap& m) {
   m["MatMul"] = MatMul;
+  m["com.microsoft:GemmFastGelu"] = MatMul;  // FastGelu(X x W + bias): MatMul's shape and type
   m["MatMulInteger"] = MatMulInteger;
   // onnxruntime's quantized MatMuls with a float result.
   for (const char* op : {"com.microsoft:MatMulIntegerToFloat", "com.microsoft:DynamicQuantizeMatMul"})

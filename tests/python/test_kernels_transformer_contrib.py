@@ -562,3 +562,40 @@ def test_group_norms_bad_inputs():
     for attrs, word in ((dict(groups=0), "groups"), (dict(groups=2, activation=2), "activation")):
         with pytest.raises(Exception, match=word):
             _session(rt, _model("GroupNorm", ["X", "gamma", "beta"], {k: F32 for k in good}, **attrs))
+
+
+# --- GemmFastGelu ---
+
+def _fast_gelu(z):
+    return 0.5 * z * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (z + 0.044715 * z ** 3)))
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("shapes", [((2, 5, 16), (16, 24)), ((7, 32), (32, 8)), ((2, 3, 4, 8), (8, 6))])
+def test_gemm_fast_gelu(shapes, bias):
+    """Against numpy and onnxruntime's MatMul + FastGelu (it has no CPU GemmFastGelu)."""
+    rng = np.random.default_rng(shapes[1][1] + bias)
+    feeds = {"X": rng.standard_normal(shapes[0]).astype(F32), "W": rng.standard_normal(shapes[1]).astype(F32)}
+    if bias:
+        feeds["bias"] = rng.standard_normal(shapes[1][1]).astype(F32)
+    names = list(feeds)
+    got = _session(rt, _model("GemmFastGelu", names, {k: F32 for k in feeds})).run(None, feeds)[0]
+    z = feeds["X"].astype(np.float64) @ feeds["W"] + (feeds["bias"] if bias else 0)
+    _close(got, _fast_gelu(z), 1e-5, "vs numpy")
+    nodes = [helper.make_node("MatMul", ["X", "W"], ["xw"]),
+             helper.make_node("FastGelu", ["xw"] + (["bias"] if bias else []), ["Y"], domain="com.microsoft")]
+    m = helper.make_model(helper.make_graph(nodes, "g", [helper.make_tensor_value_info(k, TensorProto.FLOAT, None)
+                                                         for k in feeds], [helper.make_empty_tensor_value_info("Y")]),
+                          opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    m.ir_version = 8
+    _close(got, _session(ort, m.SerializeToString()).run(None, feeds)[0], 1e-5, "vs onnxruntime")
+
+
+def test_gemm_fast_gelu_bad_inputs():
+    rng = np.random.default_rng(1)
+    good = {"X": rng.standard_normal((3, 4)).astype(F32), "W": rng.standard_normal((4, 5)).astype(F32),
+            "bias": np.zeros(5, F32)}
+    sess = _session(rt, _model("GemmFastGelu", ["X", "W", "bias"], {k: F32 for k in good}))
+    sess.run(None, good)
+    _bad(sess, dict(good, bias=np.zeros(4, F32)), good, "input 2 (bias)", "5 values")
+    _bad(sess, dict(good, W=good["W"][:3]), good, "inner dimensions")

@@ -14,8 +14,9 @@ Attention (or MultiHeadAttention). Fused operators seen with onnxruntime
   gpt2             SkipLayerNormalization, FastGelu
 opt_level 0 is the Python fusions alone; 1, 2 and 99 first save the model
 from an onnxruntime session at BASIC / EXTENDED / ALL, then fuse.
-(enable_gemm_fast_gelu writes GemmFastGelu, which onnxruntime's CPU provider
-cannot run: not a CPU model, not tested here.)
+enable_gemm_fast_gelu writes GemmFastGelu, which onnxruntime's CPU provider
+cannot run: onyxruntime runs that model and matches onnxruntime running the
+gelu-approximation model (the same MatMul and FastGelu with bias, unfused).
 
 optimize_by_onnxruntime (opt_level >= 1) imports torch.version and reads it
 only to choose a GPU provider; torch is not a test dependency (a multi-GB
@@ -93,6 +94,8 @@ def _options(optimizer_mod, model_type, variant):
         o.use_multi_head_attention = True
     elif variant == "gelu_approximation":
         o.enable_gelu_approximation = True
+    elif variant == "gemm_fast_gelu":
+        o.enable_gelu_approximation = o.enable_gemm_fast_gelu = True
     return o
 
 
@@ -125,8 +128,9 @@ def _feeds(sess, seed):
     return feeds
 
 
-def _run_both(onyx, path, seed=0):
-    theirs = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+def _run_both(onyx, path, seed=0, ort_path=None):
+    """`path` on both runtimes (onnxruntime runs `ort_path` instead when given)."""
+    theirs = ort.InferenceSession(ort_path or path, providers=["CPUExecutionProvider"])
     feeds = _feeds(theirs, seed)
     want = theirs.run(None, feeds)
     got = onyx.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
@@ -160,6 +164,16 @@ def test_optimized_small_models_match_onnxruntime(onyx, optimizer, small_models,
     path, ops = _optimize(optimizer, small_models[name], model_type, level, variant, tmp_path)
     assert FUSED[(name, variant)] <= ops, "onnxruntime's optimizer wrote %s" % sorted(ops)
     _run_both(onyx, path)
+
+
+@pytest.mark.parametrize("name", ["bert_torch_mask", "gpt2"])
+def test_gemm_fast_gelu_model_matches_onnxruntime(onyx, optimizer, small_models, tmp_path, name):
+    model_type = "gpt2" if name == "gpt2" else "bert"
+    path, ops = _optimize(optimizer, small_models[name], model_type, 0, "gemm_fast_gelu", tmp_path)
+    assert "GemmFastGelu" in ops and "FastGelu" not in ops, sorted(ops)
+    unfused, ops = _optimize(optimizer, small_models[name], model_type, 0, "gelu_approximation", tmp_path)
+    assert "FastGelu" in ops, sorted(ops)
+    _run_both(onyx, path, ort_path=unfused)
 
 
 def test_optimized_project_bert_matches_onnxruntime(onyx, optimizer, model_files, tmp_path):

@@ -18,6 +18,8 @@
 #include <cmath>
 #include <type_traits>
 
+#include "providers/cpu/math/gelu_contrib.h"
+
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/common/fast_math.h"
@@ -189,6 +191,15 @@ class ContribGeluKernel final : public OpKernel {
 };
 
 }  // namespace
+
+template <typename T>
+void FastGeluWithBias(const T* x, const T* bias, int64_t bias_len, T* y, int64_t n, ThreadPool* pool) {
+  RunGelu<T>(GeluKind::kFastGelu, 0.f, x, bias, bias_len, nullptr, y, n, pool);
+}
+template void FastGeluWithBias<float>(const float*, const float*, int64_t, float*, int64_t, ThreadPool*);
+template void FastGeluWithBias<double>(const double*, const double*, int64_t, double*, int64_t, ThreadPool*);
+template void FastGeluWithBias<Float16>(const Float16*, const Float16*, int64_t, Float16*, int64_t, ThreadPool*);
+template void FastGeluWithBias<BFloat16>(const BFloat16*, const BFloat16*, int64_t, BFloat16*, int64_t, ThreadPool*);
 
 ONYX_REGISTER_KERNEL(ContribGeluKernel, "com.microsoft", "Gelu", 1, kMaxVersion, FloatOrHalfTypes(), GeluKind::kGelu,
                      "Gelu");
