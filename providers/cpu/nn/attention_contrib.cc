@@ -208,24 +208,41 @@ Status CheckFloat(const Tensor* t, const char* op, int index, const char* name) 
   return Status::OK();
 }
 
+// The attributes Attention and MultiHeadAttention share.
+struct AttentionAttrs {
+  int64_t num_heads = 1;
+  bool unidirectional = false;
+  float scale = 0.f;  // 0: 1 / sqrt(head size)
+  float mask_filter = -10000.f;
+
+  Status Parse(const KernelInfo& info, const char* op) {
+    const Attribute* heads = info.Attr("num_heads");
+    ONYX_CHECK(heads != nullptr && heads->i > 0, ErrorCode::kInvalidGraph, op,
+               ": attribute num_heads is required and must be > 0");
+    num_heads = heads->i;
+    unidirectional = info.AttrInt("unidirectional", 0) != 0;
+    scale = info.AttrFloat("scale", 0.f);
+    mask_filter = info.AttrFloat("mask_filter_value", -10000.f);
+    return Status::OK();
+  }
+  float ScaleFor(int64_t head_size) const {
+    return scale == 0.f ? 1.f / std::sqrt(static_cast<float>(head_size)) : scale;
+  }
+};
+
 class AttentionKernel final : public OpKernel {
  public:
   explicit AttentionKernel(bool quantized) : quantized_(quantized) {}
 
   Status Init(const KernelInfo& info) {
-    const Attribute* heads = info.Attr("num_heads");
-    ONYX_CHECK(heads != nullptr && heads->i > 0, ErrorCode::kInvalidGraph,
-               "Attention: attribute num_heads is required and must be > 0");
-    num_heads_ = heads->i;
-    unidirectional_ = info.AttrInt("unidirectional", 0) != 0;
+    ONYX_RETURN_IF_ERROR(attrs_.Parse(info, quantized_ ? "QAttention" : "Attention"));
+    num_heads_ = attrs_.num_heads;
     qkv_sizes_ = info.AttrInts("qkv_hidden_sizes");
     ONYX_CHECK(qkv_sizes_.empty() || qkv_sizes_.size() == 3, ErrorCode::kInvalidGraph,
                "Attention: attribute qkv_hidden_sizes must hold 3 values, got ", qkv_sizes_.size());
     for (int64_t v : qkv_sizes_)
       ONYX_CHECK(v > 0 && v % num_heads_ == 0, ErrorCode::kInvalidGraph, "Attention: qkv_hidden_sizes value ", v,
                  " is not a positive multiple of num_heads ", num_heads_);
-    scale_ = info.AttrFloat("scale", 0.f);
-    mask_filter_ = info.AttrFloat("mask_filter_value", -10000.f);
     ONYX_CHECK(info.AttrInt("do_rotary", 0) == 0, ErrorCode::kNotImplemented,
                "Attention: do_rotary=1 is not supported");
     ONYX_CHECK(info.AttrInt("past_present_share_buffer", 0) == 0, ErrorCode::kNotImplemented,
@@ -300,8 +317,8 @@ class AttentionKernel final : public OpKernel {
     const int64_t T = P + S;
     // The additive mask, [B, S, T] (null when there is none).
     std::vector<float> mask3;
-    ONYX_RETURN_IF_ERROR(BuildMask(mask, B, S, T, P, unidirectional_, mask_filter_, true, op, quantized_ ? 5 : 3,
-                                   "mask_index", &mask3));
+    ONYX_RETURN_IF_ERROR(BuildMask(mask, B, S, T, P, attrs_.unidirectional, attrs_.mask_filter, true, op,
+                                   quantized_ ? 5 : 3, "mask_index", &mask3));
     ONYX_RETURN_IF_ERROR(CheckAttentionBias(attn_bias, B, N, S, T, op, 5));
     ONYX_CHECK_ARG(FitsBlasInt(B * S) && FitsBlasInt(Dsum) && FitsBlasInt(Din) && FitsBlasInt(T), op,
                    ": dimensions of input 0 (input) ", ShapeToString(x->dims()), " are too large");
@@ -325,7 +342,7 @@ class AttentionKernel final : public OpKernel {
 
     AttentionProblem a;
     a.B = B, a.N = N, a.S = S, a.P = P, a.T = T, a.H = H, a.Hv = Hv;
-    a.scale = scale_ == 0.f ? 1.f / std::sqrt(static_cast<float>(H)) : scale_;
+    a.scale = attrs_.ScaleFor(H);
     a.q = TokenRows(qkv.data(), S, Dsum, H);
     a.k_new = TokenRows(qkv.data() + Dq, S, Dsum, H);
     a.v_new = TokenRows(qkv.data() + Dq + Dk, S, Dsum, Hv);
@@ -385,11 +402,9 @@ class AttentionKernel final : public OpKernel {
     return Status::OK();
   }
 
+  AttentionAttrs attrs_;
   int64_t num_heads_ = 1;
-  bool unidirectional_ = false;
   std::vector<int64_t> qkv_sizes_;
-  float scale_ = 0.f;
-  float mask_filter_ = -10000.f;
   sgemm::Packed packed_w_;  // constant float weights, packed (about their size again)
   bool quantized_ = false;
   int8gemm::PackedWeights qweights_;  // QAttention's constant integer weights
@@ -397,16 +412,7 @@ class AttentionKernel final : public OpKernel {
 
 class MultiHeadAttentionKernel final : public OpKernel {
  public:
-  Status Init(const KernelInfo& info) {
-    const Attribute* heads = info.Attr("num_heads");
-    ONYX_CHECK(heads != nullptr && heads->i > 0, ErrorCode::kInvalidGraph,
-               "MultiHeadAttention: attribute num_heads is required and must be > 0");
-    num_heads_ = heads->i;
-    unidirectional_ = info.AttrInt("unidirectional", 0) != 0;
-    scale_ = info.AttrFloat("scale", 0.f);
-    mask_filter_ = info.AttrFloat("mask_filter_value", -10000.f);
-    return Status::OK();
-  }
+  Status Init(const KernelInfo& info) { return attrs_.Parse(info, "MultiHeadAttention"); }
 
   Status Compute(KernelContext& ctx) const override {
     const char* op = "MultiHeadAttention";
@@ -426,7 +432,7 @@ class MultiHeadAttentionKernel final : public OpKernel {
     const char* names[] = {"query", "key", "value", "bias", "", "attention_bias", "past_key", "past_value"};
     for (int i : {0, 1, 2, 3, 5, 6, 7}) ONYX_RETURN_IF_ERROR(CheckFloat(opt(i), op, i, names[i]));
     const Dims& qd = query->dims();
-    const int64_t N = num_heads_;
+    const int64_t N = attrs_.num_heads;
     ONYX_CHECK_ARG(qd.size() == 3 || (qd.size() == 5 && qd[2] == N && qd[3] == 3), op, ": input 0 (query) of shape ",
                    ShapeToString(qd), " must be [batch, sequence, hidden] or packed QKV [batch, sequence, ", N,
                    ", 3, head_size]");
@@ -488,7 +494,7 @@ class MultiHeadAttentionKernel final : public OpKernel {
     const int64_t T = P + L;
     std::vector<float> mask3;
     ONYX_RETURN_IF_ERROR(
-        BuildMask(mask, B, S, T, P, unidirectional_, mask_filter_, false, op, 4, "key_padding_mask", &mask3));
+        BuildMask(mask, B, S, T, P, attrs_.unidirectional, attrs_.mask_filter, false, op, 4, "key_padding_mask", &mask3));
     ONYX_RETURN_IF_ERROR(CheckAttentionBias(attn_bias, B, N, S, T, op, 5));
     ONYX_CHECK_ARG(FitsBlasInt(S) && FitsBlasInt(T) && FitsBlasInt(H) && FitsBlasInt(Hv), op,
                    ": dimensions of input 0 (query) ", ShapeToString(qd), " are too large");
@@ -503,7 +509,7 @@ class MultiHeadAttentionKernel final : public OpKernel {
     const float* bv = bias != nullptr ? bias->data<float>() : nullptr;
     AttentionProblem a;
     a.B = B, a.N = N, a.S = S, a.P = P, a.T = T, a.H = H, a.Hv = Hv;
-    a.scale = scale_ == 0.f ? 1.f / std::sqrt(static_cast<float>(H)) : scale_;
+    a.scale = attrs_.ScaleFor(H);
     const float* qv = query->data<float>();
     if (packed_qkv) {
       a.q = RowSource{qv, S * N * 3 * H, 3 * H, N * 3 * H, bv};
@@ -537,10 +543,7 @@ class MultiHeadAttentionKernel final : public OpKernel {
   }
 
  private:
-  int64_t num_heads_ = 1;
-  bool unidirectional_ = false;
-  float scale_ = 0.f;
-  float mask_filter_ = -10000.f;
+  AttentionAttrs attrs_;
 };
 
 }  // namespace
