@@ -1,12 +1,14 @@
-"""onnxruntime contrib ops its transformer optimizer writes beyond Attention:
-com.microsoft MultiHeadAttention (use_multi_head_attention; self and cross
-attention, bias, key_padding_mask in its three CPU forms, attention_bias,
-past/present, 4-D cached keys, packed QKV and KV), and the Stable Diffusion
-ops BiasSplitGelu, BiasAdd, GroupNorm and SkipGroupNorm, and RotaryEmbedding. Each against a numpy model of the operator and
-against onnxruntime where its CPU provider has a kernel (it has none for
-BiasSplitGelu, BiasAdd, GroupNorm, SkipGroupNorm or MultiHeadAttention's packed forms: there the same
-computation written in standard ops runs on onnxruntime instead). Bad inputs
-name the node and the input, and the session runs good inputs afterwards."""
+"""onnxruntime contrib ops that its transformer optimizer writes, beyond
+Attention: com.microsoft MultiHeadAttention (use_multi_head_attention; self and
+cross attention, bias, key_padding_mask in its three CPU forms, attention_bias,
+past/present, 4-D cached keys, packed QKV and KV), RotaryEmbedding,
+GemmFastGelu, and the Stable Diffusion ops BiasSplitGelu, BiasAdd, GroupNorm,
+SkipGroupNorm and NhwcConv. Each against a numpy model of the operator and
+against onnxruntime where its CPU provider has a kernel; it has none for
+BiasSplitGelu, BiasAdd, GroupNorm, SkipGroupNorm, NhwcConv, GemmFastGelu or
+MultiHeadAttention's packed forms, so there onnxruntime runs the same
+computation written in standard ops (or its FastGelu). Bad inputs name the
+node and the input, and the session runs good inputs afterwards."""
 
 import math
 
@@ -599,3 +601,52 @@ def test_gemm_fast_gelu_bad_inputs():
     sess.run(None, good)
     _bad(sess, dict(good, bias=np.zeros(4, F32)), good, "input 2 (bias)", "5 values")
     _bad(sess, dict(good, W=good["W"][:3]), good, "inner dimensions")
+
+
+# --- NhwcConv ---
+
+def _ort_conv(x, w, b, **attrs):
+    feeds = {"X": x, "W": w}
+    if b is not None:
+        feeds["B"] = b
+    nodes = [helper.make_node("Conv", list(feeds), ["Y"], **attrs)]
+    return _session(ort, _graph_model(nodes, feeds, ["Y"])).run(None, feeds)[0]
+
+
+NHWC_CASES = {
+    "3x3_pad": dict(x=(2, 3, 7, 6), w=(8, 3, 3), attrs=dict(pads=[1, 1, 1, 1])),
+    "stride_group": dict(x=(1, 4, 6, 10), w=(4, 3, 3), attrs=dict(strides=[2, 2], group=2, pads=[0, 1, 0, 1])),
+    "1x1_bias": dict(x=(2, 5, 5, 16), w=(24, 1, 1), attrs={}, bias=True),
+    "depthwise": dict(x=(1, 6, 6, 8), w=(8, 3, 3), attrs=dict(group=8, dilations=[2, 2])),
+    "1d": dict(x=(2, 10, 4), w=(6, 3), attrs=dict(auto_pad="SAME_UPPER")),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("case", sorted(NHWC_CASES))
+def test_nhwc_conv(case, dtype):
+    """Against onnxruntime's Conv on the same data channels first (it has no CPU NhwcConv)."""
+    c = NHWC_CASES[case]
+    rng = np.random.default_rng(len(case))
+    x = rng.standard_normal(c["x"]).astype(dtype)
+    group = c["attrs"].get("group", 1)
+    w = rng.standard_normal(c["w"][:1] + c["w"][1:] + (c["x"][-1] // group,)).astype(dtype)
+    b = rng.standard_normal(c["w"][0]).astype(dtype) if c.get("bias") else None
+    feeds = {"X": x, "W": w}
+    if b is not None:
+        feeds["B"] = b
+    got = _session(rt, _model("NhwcConv", list(feeds), {k: dtype for k in feeds}, **c["attrs"])).run(None, feeds)[0]
+    first = lambda t: np.moveaxis(t, -1, 1)  # noqa: E731
+    want = np.moveaxis(_ort_conv(first(x).astype(F32), first(w).astype(F32),
+                                 None if b is None else b.astype(F32), **c["attrs"]), 1, -1)
+    assert got.dtype == dtype
+    _close(got, want, 5e-3 if dtype == np.float16 else 2e-5, "vs onnxruntime Conv (channels first)")
+
+
+def test_nhwc_conv_bad_inputs():
+    rng = np.random.default_rng(2)
+    good = {"X": rng.standard_normal((1, 5, 5, 4)).astype(F32), "W": rng.standard_normal((6, 3, 3, 4)).astype(F32)}
+    sess = _session(rt, _model("NhwcConv", ["X", "W"], {k: F32 for k in good}))
+    sess.run(None, good)
+    _bad(sess, dict(good, X=good["X"][..., :3]), good, "input X [1,5,5,3]", "expects 4")
+    _bad(sess, dict(good, W=good["W"][0]), good, "weight W [3,3,4]", "rank")
