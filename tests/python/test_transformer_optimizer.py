@@ -22,6 +22,12 @@ optimize_by_onnxruntime (opt_level >= 1) imports torch.version and reads it
 only to choose a GPU provider; torch is not a test dependency (a multi-GB
 wheel), so with use_gpu=False a stand-in module answers that import.
 
+Stable Diffusion (model_type 'unet'): a generated UNet block in torch.onnx's
+form (_unet_block) comes out with NhwcConv, GroupNorm or SkipGroupNorm,
+BiasSplitGelu, BiasAdd and SkipLayerNormalization, operators onnxruntime runs
+on GPUs only: onyxruntime runs the saved model and matches onnxruntime running
+the block before optimization.
+
 Sizes: the sweep over levels and fusion options runs on the small models
 (2 layers, vocab 1000, cached under <model dir>/small/); one case runs the
 project's BERT at its configured size (model_files: 12 layers unless
@@ -29,6 +35,7 @@ ONYX_TEST_SMALL_MODELS=1). Optimized files go to pytest's tmp dir.
 """
 
 import importlib.util
+import math
 import os
 import sys
 import types
@@ -38,7 +45,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 import sympy  # noqa: F401  onnxruntime's optimizer needs it (pinned in scripts/requirements.txt)
-from onnx import helper
+from onnx import TensorProto, helper, numpy_helper
 
 HEADS, HIDDEN = 12, 768
 
@@ -183,3 +190,121 @@ def test_optimized_project_bert_matches_onnxruntime(onyx, optimizer, model_files
     path, ops = _optimize(optimizer, src, "bert", 1, "default", tmp_path)
     assert FUSED[("bert_torch_mask", "default")] <= ops, sorted(ops)
     _run_both(onyx, path, seed=1)
+
+
+# --- Stable Diffusion ---
+
+def _unet_block(path, temb=True, C=32, H=4, W=4, G=8, F=48, seed=0):
+    """A Stable Diffusion UNet block (a ResNet half: Conv, + time embedding,
+    GroupNorm + SiLU, Conv; a transformer half: tokens, residual + LayerNorm,
+    GEGLU feed-forward, residual) in the form torch.onnx exports it, saved at
+    `path`. Without `temb` the GroupNorm has no Add before it."""
+    rng = np.random.default_rng(seed)
+    nodes, inits = [], []
+    cnt = [0]
+
+    def init(name, arr):
+        inits.append(numpy_helper.from_array(np.asarray(arr), name))
+        return name
+
+    def op(t, ins, **attrs):
+        cnt[0] += 1
+        out = "%s_%d" % (t.lower(), cnt[0])
+        nodes.append(helper.make_node(t, ins, [out], name="/blk/%s_%d" % (t, cnt[0]), **attrs))
+        return out
+
+    f32 = lambda *s, std=1.0: (rng.standard_normal(s) * std).astype(np.float32)  # noqa: E731
+    i64 = lambda v: np.array(v, np.int64)  # noqa: E731
+
+    def group_norm(x, name):
+        r = op("Reshape", [x, init(name + ".gshape", i64([0, G, -1]))])
+        n = op("InstanceNormalization", [r, init(name + ".ones", np.ones(G, np.float32)),
+                                         init(name + ".zeros", np.zeros(G, np.float32))], epsilon=1e-5)
+        r = op("Reshape", [n, op("Shape", [x])])
+        m = op("Mul", [r, init(name + ".weight", f32(C, 1, 1, std=0.2) + 1)])
+        a = op("Add", [m, init(name + ".bias", f32(C, 1, 1, std=0.1))])
+        return op("Mul", [a, op("Sigmoid", [a])])
+
+    def conv(x, name):
+        return op("Conv", [x, init(name + ".w", f32(C, C, 3, 3, std=1 / math.sqrt(9 * C))),
+                           init(name + ".b", f32(C, std=0.1))], pads=[1, 1, 1, 1])
+
+    def linear(x, cin, cout, name):
+        return op("Add", [op("MatMul", [x, init(name + ".w", f32(cin, cout, std=1 / math.sqrt(cin)))]),
+                          init(name + ".b", f32(cout, std=0.1))])
+
+    h = conv("x", "conv1")
+    if temb:
+        h = op("Add", [h, op("Unsqueeze", ["temb", init("temb.axes", i64([2, 3]))])])
+    h = group_norm(h, "norm1")
+    h = conv(h, "conv2")
+    t = op("Reshape", [op("Transpose", [h], perm=[0, 2, 3, 1]), init("tok.shape", i64([0, -1, C]))])
+    r = linear(t, C, C, "proj")
+    s = op("Add", [t, r])
+    ln = op("LayerNormalization", [s, init("ln.g", f32(C, std=0.1) + 1), init("ln.b", f32(C, std=0.1))],
+            axis=-1, epsilon=1e-5)
+    fa = linear(ln, C, 2 * F, "ff1")
+    # chunk(2, dim=-1) as torch.onnx writes it
+    last = op("Gather", [op("Shape", [fa]), init("chunk.idx", i64([-1]))], axis=0)
+    half = op("Div", [op("Add", [last, init("chunk.one", i64([1]))]), init("chunk.two", i64([2]))])
+    start = op("Mul", [half, init("chunk.one_b", i64([1]))])
+    end = op("Mul", [half, init("chunk.two_b", i64([2]))])
+    axes = init("chunk.axes", i64([-1]))
+    left = op("Slice", [fa, init("chunk.zero", i64([0])), start, axes])
+    right = op("Slice", [fa, start, end, axes])
+    # exact GELU as torch.onnx writes it
+    g = op("Erf", [op("Div", [right, init("gelu.sqrt2", np.array(math.sqrt(2.0), np.float32))])])
+    g = op("Mul", [op("Mul", [right, op("Add", [g, init("gelu.one", np.array(1.0, np.float32))])]),
+                   init("gelu.half", np.array(0.5, np.float32))])
+    hh = op("Mul", [left, g])
+    o = linear(hh, F, C, "ff2")
+    o = op("Add", [o, s])
+    y = op("Transpose", [op("Reshape", [o, op("Shape", [op("Transpose", [h], perm=[0, 2, 3, 1])])])],
+           perm=[0, 3, 1, 2])
+    nodes.append(helper.make_node("Add", [y, "x"], ["y"], name="/blk/out"))
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", C, H, W])]
+    if temb:
+        inputs.append(helper.make_tensor_value_info("temb", TensorProto.FLOAT, ["batch", C]))
+    graph = helper.make_graph(nodes, "unet_block", inputs,
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", C, H, W])], inits)
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="pytorch")
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
+    return path
+
+
+UNET_CASES = {
+    # variant: (time embedding, FusionOptions changes, fused ops expected)
+    "default": (True, {}, {"NhwcConv", "SkipGroupNorm", "BiasSplitGelu", "BiasAdd", "SkipLayerNormalization"}),
+    "no_temb": (False, {}, {"NhwcConv", "GroupNorm", "BiasSplitGelu", "BiasAdd"}),
+    "channels_first": (False, {"group_norm_channels_last": False, "enable_nhwc_conv": False},
+                       {"GroupNorm", "BiasSplitGelu", "BiasAdd"}),
+}
+
+
+@pytest.mark.parametrize("level", [0, 1])
+@pytest.mark.parametrize("variant", sorted(UNET_CASES))
+def test_optimized_unet_block_matches_onnxruntime(onyx, optimizer, tmp_path, variant, level):
+    from onnxruntime.transformers.fusion_options import FusionOptions
+    temb, changes, fused = UNET_CASES[variant]
+    src = _unet_block(str(tmp_path / "unet_block.onnx"), temb=temb)
+    o = FusionOptions("unet")
+    o.enable_bias_add = True
+    for k, v in changes.items():
+        setattr(o, k, v)
+    m = optimizer.optimize_model(src, model_type="unet", opt_level=level, use_gpu=False, optimization_options=o)
+    path = str(tmp_path / "unet_block_opt.onnx")
+    m.save_model_to_file(path)
+    ops = {n.op_type for n in onnx.load(path).graph.node if n.domain == "com.microsoft"}
+    assert fused <= ops, "onnxruntime's optimizer wrote %s" % sorted(ops)
+    if variant == "channels_first":
+        gn = next(n for n in onnx.load(path).graph.node if n.op_type == "GroupNorm")
+        assert helper.get_attribute_value(next(a for a in gn.attribute if a.name == "channels_last")) == 0
+    rng = np.random.default_rng(level)
+    feeds = {"x": rng.standard_normal((2, 32, 4, 4)).astype(np.float32)}
+    if temb:
+        feeds["temb"] = rng.standard_normal((2, 32)).astype(np.float32)
+    want = ort.InferenceSession(src, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    got = onyx.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(want).max())))
