@@ -236,13 +236,12 @@ class AttentionKernel final : public OpKernel {
 
   Status Init(const KernelInfo& info) {
     ONYX_RETURN_IF_ERROR(attrs_.Parse(info, quantized_ ? "QAttention" : "Attention"));
-    num_heads_ = attrs_.num_heads;
     qkv_sizes_ = info.AttrInts("qkv_hidden_sizes");
     ONYX_CHECK(qkv_sizes_.empty() || qkv_sizes_.size() == 3, ErrorCode::kInvalidGraph,
                "Attention: attribute qkv_hidden_sizes must hold 3 values, got ", qkv_sizes_.size());
     for (int64_t v : qkv_sizes_)
-      ONYX_CHECK(v > 0 && v % num_heads_ == 0, ErrorCode::kInvalidGraph, "Attention: qkv_hidden_sizes value ", v,
-                 " is not a positive multiple of num_heads ", num_heads_);
+      ONYX_CHECK(v > 0 && v % attrs_.num_heads == 0, ErrorCode::kInvalidGraph, "Attention: qkv_hidden_sizes value ",
+                 v, " is not a positive multiple of num_heads ", attrs_.num_heads);
     ONYX_CHECK(info.AttrInt("do_rotary", 0) == 0, ErrorCode::kNotImplemented,
                "Attention: do_rotary=1 is not supported");
     ONYX_CHECK(info.AttrInt("past_present_share_buffer", 0) == 0, ErrorCode::kNotImplemented,
@@ -298,14 +297,14 @@ class AttentionKernel final : public OpKernel {
       Dk = qkv_sizes_[1];
       Dv = qkv_sizes_[2];
     }
-    ONYX_CHECK_ARG(Dq + Dk + Dv == Dsum && Dq == Dk && Dq % num_heads_ == 0 && Dv % num_heads_ == 0, op,
+    const int64_t N = attrs_.num_heads;
+    ONYX_CHECK_ARG(Dq + Dk + Dv == Dsum && Dq == Dk && Dq % N == 0 && Dv % N == 0, op,
                    ": input 1 (weights) of shape ", ShapeToString(w->dims()), " does not split into Q, K, V of ",
-                   "hidden sizes ", Dq, ", ", Dk, ", ", Dv, " (Q and K equal, each a multiple of num_heads ",
-                   num_heads_, ")");
+                   "hidden sizes ", Dq, ", ", Dk, ", ", Dv, " (Q and K equal, each a multiple of num_heads ", N, ")");
     if (bias != nullptr)
       ONYX_CHECK_ARG(bias->rank() == 1 && bias->dims()[0] == Dsum, op, ": input 2 (bias) of shape ",
                      ShapeToString(bias->dims()), " must be [", Dsum, "]");
-    const int64_t N = num_heads_, H = Dq / N, Hv = Dv / N;
+    const int64_t H = Dq / N, Hv = Dv / N;
     int64_t P = 0;
     if (past != nullptr) {
       const Dims& pd = past->dims();
@@ -403,7 +402,6 @@ class AttentionKernel final : public OpKernel {
   }
 
   AttentionAttrs attrs_;
-  int64_t num_heads_ = 1;
   std::vector<int64_t> qkv_sizes_;
   sgemm::Packed packed_w_;  // constant float weights, packed (about their size again)
   bool quantized_ = false;
@@ -493,8 +491,8 @@ class MultiHeadAttentionKernel final : public OpKernel {
     }
     const int64_t T = P + L;
     std::vector<float> mask3;
-    ONYX_RETURN_IF_ERROR(
-        BuildMask(mask, B, S, T, P, attrs_.unidirectional, attrs_.mask_filter, false, op, 4, "key_padding_mask", &mask3));
+    ONYX_RETURN_IF_ERROR(BuildMask(mask, B, S, T, P, attrs_.unidirectional, attrs_.mask_filter, false, op, 4,
+                                   "key_padding_mask", &mask3));
     ONYX_RETURN_IF_ERROR(CheckAttentionBias(attn_bias, B, N, S, T, op, 5));
     ONYX_CHECK_ARG(FitsBlasInt(S) && FitsBlasInt(T) && FitsBlasInt(H) && FitsBlasInt(Hv), op,
                    ": dimensions of input 0 (query) ", ShapeToString(qd), " are too large");
