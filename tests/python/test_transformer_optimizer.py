@@ -192,6 +192,17 @@ def test_optimized_project_bert_matches_onnxruntime(onyx, optimizer, model_files
     _run_both(onyx, path, seed=1)
 
 
+def test_optimized_project_gpt2_matches_onnxruntime(onyx, optimizer, model_generator, model_files, tmp_path):
+    """The project's GPT-2 at the configured size (kept under small/ when
+    small, as the BERT is, so the two sizes do not overwrite each other), at
+    opt_level 1."""
+    d = os.path.join(model_files.dir, "small") if model_files.small else model_files.dir
+    src = model_generator.ensure_model(d, "gpt2", small=model_files.small)
+    path, ops = _optimize(optimizer, src, "gpt2", 1, "default", tmp_path)
+    assert FUSED[("gpt2", "default")] <= ops, sorted(ops)
+    _run_both(onyx, path, seed=2)
+
+
 # --- Stable Diffusion ---
 
 def _unet_block(path, temb=True, C=32, H=4, W=4, G=8, F=48, seed=0):
