@@ -244,8 +244,20 @@ void RegisterElementwiseRules(RuleMap& m) {
   // Softmax, Trilu, ...) take ONNX's own schema inference; only operators
   // ONNX's library has no schema for keep a rule here.
   for (const char* op : {"com.microsoft:Gelu", "com.microsoft:FastGelu", "com.microsoft:QuickGelu",
-                         "com.microsoft:BiasGelu"})
+                         "com.microsoft:BiasGelu", "com.microsoft:BiasAdd", "com.microsoft:RotaryEmbedding"})
     m[op] = SameAsInput0;
+  // onnxruntime's BiasSplitGelu: X [N, S, D] -> [N, S, D / 2].
+  m["com.microsoft:BiasSplitGelu"] = [](InferContext& c) {
+    if (c.InputElem(0) == ElemType::kUndefined) return Status::OK();
+    if (!c.HasShape(0) || c.Rank(0) != 3) {
+      c.SetTensor(0, c.InputElem(0));
+      return Status::OK();
+    }
+    std::vector<Dim> dims = c.Dims(0);
+    dims[2] = dims[2].known() ? Dim::Of(dims[2].value / 2) : Dim{};
+    c.SetTensor(0, c.InputElem(0), dims);
+    return Status::OK();
+  };
   for (const char* op : {"Identity", "Dropout"}) m[op] = PassThrough;
   m["Dropout"] = Dropout;
   // (PRelu is left to ONNX's rule: before opset 7 its slope broadcast per
@@ -266,6 +278,13 @@ void RegisterElementwiseRules(RuleMap& m) {
   m["LayerNormalization"] = LayerNorm;
   m["com.microsoft:SkipLayerNormalization"] = SkipLayerNorm;
   m["com.microsoft:SkipSimplifiedLayerNormalization"] = SkipLayerNorm;
+  // onnxruntime's GroupNorm: Y like X; SkipGroupNorm's sum S (output 1) too.
+  m["com.microsoft:GroupNorm"] = SameAsInput0;
+  m["com.microsoft:SkipGroupNorm"] = [](InferContext& c) {
+    ONYX_RETURN_IF_ERROR(SameAsInput0(c));
+    if (c.HasOutput(1) && c.InputElem(0) != ElemType::kUndefined) c.Output(1) = c.Output(0);
+    return Status::OK();
+  };
   // onnxruntime's RMS norm, in the default domain: Y like X, inv_std_var (output 1) like LayerNorm's stats.
   m["SimplifiedLayerNormalization"] = LayerNorm;
   // onnxruntime's quantized elementwise ops: A (input 0) and B (input 3) broadcast, A's type.

@@ -294,6 +294,7 @@ Status GlobalPool(InferContext& ctx) {
 
 void RegisterNnRules(RuleMap& m) {
   m["MatMul"] = MatMul;
+  m["com.microsoft:GemmFastGelu"] = MatMul;  // FastGelu(X x W + bias): MatMul's shape and type
   m["MatMulInteger"] = MatMulInteger;
   // onnxruntime's quantized MatMuls with a float result.
   for (const char* op : {"com.microsoft:MatMulIntegerToFloat", "com.microsoft:DynamicQuantizeMatMul"})
@@ -357,6 +358,22 @@ void RegisterNnRules(RuleMap& m) {
         total = Dim::Of(c.Dims(4)[3].value + x[1].value);
       c.SetTensor(1, ElemType::kFloat, {Dim::Of(2), x[0], heads > 0 ? Dim::Of(heads) : Dim{}, total, head});
     }
+    return Status::OK();
+  };
+  // onnxruntime's MultiHeadAttention: output [B, S, Dv] (Dv from a 3-D value,
+  // else the query's hidden size when neither key nor value is 4-D), query's type.
+  m["com.microsoft:MultiHeadAttention"] = [](InferContext& c) {
+    const ElemType e = c.InputElem(0);
+    if (e == ElemType::kUndefined) return Status::OK();
+    if (!c.HasShape(0) || (c.Rank(0) != 3 && c.Rank(0) != 5)) {
+      c.SetTensor(0, e);
+      return Status::OK();
+    }
+    const auto& q = c.Dims(0);
+    Dim dv;
+    if (c.HasInput(2) && c.HasShape(2) && c.Rank(2) == 3) dv = c.Dims(2)[2];
+    else if (!c.HasInput(2) && c.Rank(0) == 3 && (!c.HasInput(1) || (c.HasShape(1) && c.Rank(1) == 5))) dv = q[2];
+    c.SetTensor(0, e, {q[0], q[1], dv});
     return Status::OK();
   };
   // onnxruntime's fused BERT embeddings: output and embedding_sum [B, S, H], mask_index [B] int32.

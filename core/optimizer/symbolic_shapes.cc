@@ -18,7 +18,8 @@ bool IsSameShapeOp(const Node& n) {
       "Exp", "Log", "Abs", "Softmax", "LogSoftmax", "Dropout", "LayerNormalization", "SimplifiedLayerNormalization",
       "Gelu", "Clip", "HardSigmoid", "Elu", "Selu", "Softplus", "Softsign", "Not", "IsNaN", "Floor", "Ceil", "Round"};
   static const std::unordered_set<std::string> kMs = {"Gelu", "FastGelu", "BiasGelu", "QuickGelu",
-                                                      "SkipLayerNormalization", "SkipSimplifiedLayerNormalization"};
+                                                      "SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
+                                                      "BiasAdd", "RotaryEmbedding", "GroupNorm"};
   return n.domain.empty() ? kOnnx.count(n.op_type) != 0 : n.domain == kMsDomain && kMs.count(n.op_type) != 0;
 }
 

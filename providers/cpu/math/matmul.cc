@@ -11,6 +11,7 @@
 #include "providers/cpu/common/half_float.h"
 #include "providers/kernel.h"
 #include "providers/cpu/math/blas.h"
+#include "providers/cpu/math/gelu_contrib.h"
 
 namespace onyx {
 namespace {
@@ -127,6 +128,13 @@ class MatMulKernel : public OpKernel {
   }
 
   Status Compute(KernelContext& ctx) const override {
+    Tensor* y = nullptr;
+    return MatMulInto(ctx, &y);
+  }
+
+ protected:
+  // Y = A x B into output 0, which *y receives (null when omitted).
+  Status MatMulInto(KernelContext& ctx, Tensor** y_out) const {
     const Tensor* a = nullptr;
     const Tensor* b = nullptr;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &a));
@@ -135,7 +143,7 @@ class MatMulKernel : public OpKernel {
                    ElemTypeName(b->type()), ") must have the same element type");
     BatchPlan p;
     ONYX_RETURN_IF_ERROR(PlanMatMul(a->dims(), b->dims(), &p));
-    Tensor* y = ctx.Output(0, p.out_dims, a->type());
+    Tensor* y = *y_out = ctx.Output(0, p.out_dims, a->type());
     if (y == nullptr || y->size() == 0) return Status::OK();
 
     if (a->type() == ElemType::kFloat16) return ComputeThroughFloat<Float16>(ctx, *a, *b, p, y);
@@ -143,7 +151,6 @@ class MatMulKernel : public OpKernel {
     return Multiply(ctx, *a, *b, p, y, 1.0, b->rank() == 2 ? &packed_b_ : nullptr);
   }
 
- protected:
   // A constant 2-D B packed at Init (float only), else empty; the packed copy
   // adds K x N rounded up to whole panels of floats to the session.
   sgemm::Packed packed_b_;
@@ -274,8 +281,40 @@ class FusedMatMulKernel final : public MatMulKernel {
   bool trans_a_ = false, trans_b_ = false;
 };
 
+// com.microsoft GemmFastGelu (the optimizer's enable_gemm_fast_gelu: a MatMul
+// and its FastGelu with bias): Y = FastGelu(X x W + bias), MatMul's shapes,
+// bias optional and 1-D over Y's last axis. onnxruntime runs it on GPUs only.
+class GemmFastGeluKernel final : public MatMulKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* bias = ctx.InputCount() > 2 ? ctx.Input(2) : nullptr;
+    if (bias != nullptr) {
+      const Tensor* w = nullptr;
+      ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &w));
+      const int64_t n = w->rank() >= 1 ? w->dims().back() : 0;
+      ONYX_CHECK_ARG(bias->type() == w->type() && bias->rank() == 1 && bias->dims()[0] == n,
+                     "GemmFastGelu: input 2 (bias) ", ElemTypeName(bias->type()), " ", ShapeToString(bias->dims()),
+                     " must be 1-D of ", n, " values (the last dimension of input 1 (W) ", ShapeToString(w->dims()),
+                     ") of its type ", ElemTypeName(w->type()));
+    }
+    Tensor* y = nullptr;
+    ONYX_RETURN_IF_ERROR(MatMulInto(ctx, &y));
+    if (y == nullptr || y->size() == 0) return Status::OK();
+    return DispatchOver(TypeSet<float, double, Float16, BFloat16>{}, y->type(), "GemmFastGelu",
+                        [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      const int64_t last = y->rank() >= 1 ? y->dims().back() : 1;
+      FastGeluWithBias<T>(y->data<T>(), bias != nullptr ? bias->data<T>() : nullptr, last, y->data<T>(), y->size(),
+                          ctx.threads());
+      return Status::OK();
+    });
+  }
+};
+
 }  // namespace
 
+ONYX_REGISTER_KERNEL(GemmFastGeluKernel, "com.microsoft", "GemmFastGelu", 1, kMaxVersion,
+                     {ElemType::kFloat, ElemType::kFloat16, ElemType::kBFloat16});
 ONYX_REGISTER_KERNEL(FusedMatMulKernel, "com.microsoft", "FusedMatMul", 1, kMaxVersion,
                      {ElemType::kFloat, ElemType::kDouble, ElemType::kFloat16, ElemType::kBFloat16});
 // com.microsoft SparseToDenseMatMul: the same product with a sparse A, which

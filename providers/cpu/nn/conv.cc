@@ -22,7 +22,13 @@
 // Y = activation(Conv(X, W, B) + Z). Without Z the activation is applied with
 // the bias in each block's epilogue, while that block of Y is still in cache,
 // instead of as a separate pass over memory. Plain Conv ignores both attributes.
+//
+// And com.microsoft NhwcConv (onnxruntime's optimizer, enable_nhwc_conv, for
+// Stable Diffusion): Conv's attributes and B, with X [N, spatial..., C],
+// W [M, k..., C/group] and Y [N, spatial..., M], channels last. It moves the
+// channels of X and W to the front, convolves, and moves Y's back.
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -265,6 +271,32 @@ void Dw3x3Plane(const float* in, const float* w, float bias, const ConvGeom& g, 
   }
 }
 
+// A copy of `t` [N, d1..., C] as [N, C, d1...] (to_front) or the reverse.
+Tensor MoveChannels(const Tensor& t, bool to_front) {
+  const Dims& d = t.dims();
+  Dims out = d;
+  const int64_t n = d[0], c = to_front ? d.back() : d[1];
+  const int64_t inner = n * c == 0 ? 0 : t.size() / (n * c);
+  if (to_front) {
+    out.pop_back();
+    out.insert(out.begin() + 1, c);
+  } else {
+    out.erase(out.begin() + 1);
+    out.push_back(c);
+  }
+  Tensor r(t.type(), out);
+  const size_t es = ElemSize(t.type());
+  const char* src = static_cast<const char*>(t.raw());
+  char* dst = static_cast<char*>(r.raw());
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t last = (b * inner + i) * c + ch, first = (b * c + ch) * inner + i;
+        std::memcpy(dst + (to_front ? first : last) * es, src + (to_front ? last : first) * es, es);
+      }
+  return r;
+}
+
 class ConvKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo& info) {
@@ -275,7 +307,8 @@ class ConvKernel final : public OpKernel {
     ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(attrs_.dilations, 1, who, "dilations"));
     ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(attrs_.pads, 0, who, "pads"));
     ONYX_RETURN_IF_ERROR(conv::CheckPadsCount(attrs_.pads, who));
-    PackConstantWeight(info);
+    nhwc_ = info.node().op_type == "NhwcConv";
+    if (!nhwc_) PackConstantWeight(info);  // the packing reads W as [M, C/group, k...]
     if (info.node().op_type != "FusedConv") return Status::OK();
     fused_ = true;
     return ParseActivation(info, &act_);
@@ -286,6 +319,27 @@ class ConvKernel final : public OpKernel {
     const Tensor* w = nullptr;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &w));
+    if (!nhwc_) return Convolve(ctx, x, w, [&](const Dims& yd) { return ctx.Output(0, yd, x->type()); });
+    ONYX_CHECK_ARG(x->rank() >= 3 && w->rank() == x->rank(), "NhwcConv: input X ", ShapeToString(x->dims()),
+                   " and weight W ", ShapeToString(w->dims()), " must have one rank >= 3");
+    ONYX_CHECK_ARG(x->dims().back() == w->dims().back() * attrs_.group, "NhwcConv: input X ",
+                   ShapeToString(x->dims()), " has ", x->dims().back(), " channels (its last dimension) but weight W ",
+                   ShapeToString(w->dims()), " expects ", w->dims().back() * attrs_.group, " (group ", attrs_.group,
+                   ")");
+    const Tensor xc = MoveChannels(*x, true), wc = MoveChannels(*w, true);
+    Tensor yc;
+    ONYX_RETURN_IF_ERROR(Convolve(ctx, &xc, &wc, [&](const Dims& yd) { return &(yc = Tensor(x->type(), yd)); }));
+    Tensor moved = MoveChannels(yc, false);
+    Tensor* y = ctx.Output(0, moved.dims(), x->type());
+    if (y != nullptr && y->size() > 0) std::memcpy(y->raw(), moved.raw(), moved.bytes());
+    return Status::OK();
+  }
+
+ private:
+  // X and W channels first; `output(dims)` gives the tensor Y is written to
+  // (null when it is not wanted).
+  template <typename Output>
+  Status Convolve(KernelContext& ctx, const Tensor* x, const Tensor* w, Output output) const {
     const Tensor* bias = ctx.Input(2);
     const Dims& xd = x->dims();
     const Dims& wd = w->dims();
@@ -311,14 +365,13 @@ class ConvKernel final : public OpKernel {
     if (z != nullptr)
       ONYX_CHECK_ARG(z->type() == x->type() && z->dims() == yd, "FusedConv: input Z ", ShapeToString(z->dims()),
                      " must have the type of X and the shape of the output ", ShapeToString(yd));
-    Tensor* y = ctx.Output(0, yd, x->type());
+    Tensor* y = output(yd);
     if (y == nullptr || y->size() == 0) return Status::OK();
     if (x->type() == ElemType::kFloat16) return ComputeThroughFloat<Float16>(ctx, *x, *w, bias, z, g, y);
     if (x->type() == ElemType::kBFloat16) return ComputeThroughFloat<BFloat16>(ctx, *x, *w, bias, z, g, y);
     return ComputeTyped(ctx, *x, *w, bias, z, g, y);
   }
 
- private:
   // 16-bit floats: widened to float, convolved with float accumulation,
   // rounded once on the way out.
   template <typename H>
@@ -670,6 +723,7 @@ class ConvKernel final : public OpKernel {
 
   conv::Attrs attrs_;
   bool fused_ = false;  // com.microsoft FusedConv: activation and input Z
+  bool nhwc_ = false;   // com.microsoft NhwcConv: channels last
   // Per group, when W is a constant float: W_grp as the left operand, or
   // with transposed_ W_grp^T as the right one (TransposedWins).
   std::vector<sgemm::Packed> packed_w_;
@@ -681,5 +735,6 @@ class ConvKernel final : public OpKernel {
 
 ONYX_REGISTER_KERNEL(ConvKernel, "", "Conv", 1, kMaxVersion, FloatOrHalfTypes());
 ONYX_REGISTER_KERNEL(ConvKernel, "com.microsoft", "FusedConv", 1, kMaxVersion, FloatTypes());
+ONYX_REGISTER_KERNEL(ConvKernel, "com.microsoft", "NhwcConv", 1, kMaxVersion, FloatOrHalfTypes());
 
 }  // namespace onyx
