@@ -36,8 +36,9 @@ def check(name, m, feeds, rtol=1e-4):
     err = max(float(np.max(np.abs(g - r) / (np.abs(r) + 1.0))) if g.size else 0.0 for g, r in zip(got, ref))
     results[name] = err
 
-# MatMul: constant B (packed) and fed B, odd sizes and batch folding.
-for M, K, N in [(1, 768, 2304), (3, 33, 257), (7, 100, 31), (2, 257, 100), (100, 7, 33)]:
+# MatMul: constant B (packed) and fed B, odd sizes and batch folding; 29x520x2100
+# has several blocks of K and of columns (A then packed once for all of them).
+for M, K, N in [(1, 768, 2304), (3, 33, 257), (7, 100, 31), (2, 257, 100), (100, 7, 33), (29, 520, 2100)]:
     B = rand(K, N)
     m = model([helper.make_node("MatMul", ["a", "B"], ["y"])], [("a", [2, M, K])], ["y"], {"B": B})
     check(f"matmul_const_{M}x{K}x{N}", m, {"a": rand(2, M, K)})
