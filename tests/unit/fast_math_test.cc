@@ -88,6 +88,11 @@ TEST(FastMath, ArrayFormsMatchScalarOnEveryIsa) {
       for (float a : v) sum += std::exp(static_cast<double>(a) - m);
       EXPECT_NEAR(fastmath::ExpShiftSumArray(v.data(), e.data(), len, m), sum, 1e-6 * sum);
       for (int64_t k = 0; k < len; ++k) EXPECT_NEAR(e[k], std::exp(static_cast<double>(v[k]) - m), 1e-6);
+      // The whole softmax in one call, out of place and in place.
+      fastmath::SoftmaxArray(v.data(), e.data(), len);
+      for (int64_t k = 0; k < len; ++k) EXPECT_NEAR(e[k], std::exp(static_cast<double>(v[k]) - m) / sum, 1e-6);
+      fastmath::SoftmaxArray(v.data(), v.data(), len);
+      for (int64_t k = 0; k < len; ++k) EXPECT_EQ(v[k], e[k]);
     }
     // Masked attention scores: far-below-max terms become exact zeros, not
     // denormals once scaled by 1/sum.
@@ -97,6 +102,9 @@ TEST(FastMath, ArrayFormsMatchScalarOnEveryIsa) {
     EXPECT_NEAR(fastmath::ExpShiftSumArray(masked.data(), em.data(), 19, 0.5f), 1.0 + std::exp(-86.5), 1e-7);
     EXPECT_EQ(em[0], 1.f);
     EXPECT_NEAR(em[7], std::exp(-86.5), 1e-44);
+    for (int k : {1, 5, 18}) EXPECT_EQ(em[k], 0.f);
+    fastmath::SoftmaxArray(masked.data(), em.data(), 19);
+    EXPECT_NEAR(em[0], 1.f, 1e-7);
     for (int k : {1, 5, 18}) EXPECT_EQ(em[k], 0.f);
     std::vector<float> nan_first = {std::nanf(""), 1.f, 2.f};
     EXPECT_TRUE(std::isnan(fastmath::MaxArray(nan_first.data(), 3)));

@@ -210,6 +210,21 @@ inline __attribute__((always_inline)) float MaxBody(const float* x, int64_t n) {
   return r;
 }
 
+template <typename F, typename I>
+inline __attribute__((always_inline)) void SoftmaxBody(const float* x, float* y, int64_t n) {
+  constexpr int64_t W = sizeof(F) / sizeof(float);
+  const float m = MaxBody<F>(x, n);
+  const float inv = 1.f / ExpShiftSumBody<F, I>(x, y, n, m);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    F v;
+    std::memcpy(&v, y + i, sizeof(F));
+    v *= inv;
+    std::memcpy(y + i, &v, sizeof(F));
+  }
+  for (; i < n; ++i) y[i] *= inv;
+}
+
 #define ONYX_AVX2 __attribute__((target("avx2,fma")))
 #define ONYX_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
 
@@ -225,6 +240,7 @@ struct Table {
   float (*sum)(const float*, int64_t, float);
   float (*sum_sq_dev)(const float*, int64_t, float);
   void (*normalize)(const float*, float, float, const float*, const float*, float*, int64_t);
+  void (*softmax)(const float*, float*, int64_t);
 };
 
 #define ONYX_DEFINE_ISA(NAME, ATTR, F, I)                                                                     \
@@ -248,9 +264,10 @@ struct Table {
                             int64_t n) {                                                                    \
     NormalizeBody<F>(x, m, inv, g, b, y, n);                                                                \
   }                                                                                                         \
+  ATTR void Softmax##NAME(const float* x, float* y, int64_t n) { SoftmaxBody<F, I>(x, y, n); }              \
   const Table k##NAME##Table = {Exp##NAME,         Tanh##NAME,     Erf##NAME,      Gelu##NAME,              \
                                 ExpShiftSum##NAME, Max##NAME,      BiasGelu##NAME, FastGelu##NAME,          \
-                                Sum##NAME,         SumSqDev##NAME, Normalize##NAME};
+                                Sum##NAME,         SumSqDev##NAME, Normalize##NAME, Softmax##NAME};
 
 // Baseline x86-64 has SSE2: 4 lanes. AVX2 gets 8, AVX-512 16.
 ONYX_DEFINE_ISA(Base, , F4, I4)
@@ -355,6 +372,7 @@ void BiasGeluArray(const float* x, const float* b, float* y, int64_t n) { T().bi
 void FastGeluArray(const float* x, const float* b, float* y, int64_t n) { T().fast_gelu(x, b, y, n); }
 float SumArray(const float* x, int64_t n) { return T().sum(x, n, 0.f); }
 float SumSquaredDevArray(const float* x, int64_t n, float mean) { return T().sum_sq_dev(x, n, mean); }
+void SoftmaxArray(const float* x, float* y, int64_t n) { T().softmax(x, y, n); }
 void NormalizeArray(const float* x, float mean, float inv, const float* scale, const float* bias, float* y,
                     int64_t n) {
   T().normalize(x, mean, inv, scale, bias, y, n);

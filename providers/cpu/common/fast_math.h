@@ -161,6 +161,9 @@ void NormalizeArray(const float* x, float mean, float inv, const float* scale, c
 // y[i] = exp(x[i] - shift), but 0 where x[i] - shift < -87 (so a softmax built
 // on it never makes denormals); returns the sum of the y[i].
 float ExpShiftSumArray(const float* x, float* y, int64_t n, float shift);
+// y = softmax(x) over n >= 1 values (y may equal x): MaxArray, then
+// ExpShiftSumArray, then the scaling by 1/sum, in one call.
+void SoftmaxArray(const float* x, float* y, int64_t n);
 // Largest x[i] (n >= 1); NaN when x[0] is NaN, later NaNs are skipped.
 float MaxArray(const float* x, int64_t n);
 
