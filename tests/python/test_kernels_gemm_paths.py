@@ -66,6 +66,18 @@ got = rt.InferenceSession(m.SerializeToString()).run(None, {"a": np.ones((4, 9, 
 B = numpy_helper.to_array(m.graph.initializer[0])
 results["fusedmatmul_const"] = float(np.max(np.abs(got - 0.5 * np.ones((4, 9, 50), np.float32) @ B)))
 
+# One query row against fed keys, transB (a decode step's attention scores:
+# dot products over B's rows read in place).
+m = model([helper.make_node("FusedMatMul", ["a", "b"], ["y"], domain="com.microsoft", alpha=0.125, transB=1)],
+          [("a", [2, 3, 1, 64]), ("b", [2, 3, 129, 64])], ["y"], {})
+a, b = rand(2, 3, 1, 64), rand(2, 3, 129, 64)
+got = rt.InferenceSession(m.SerializeToString()).run(None, {"a": a, "b": b})[0]
+results["fusedmatmul_m1_transB"] = float(np.max(np.abs(got - 0.125 * a @ b.transpose(0, 1, 3, 2))))
+m = model([helper.make_node("Gemm", ["a", "b"], ["y"], transB=1, alpha=0.5)], [("a", [1, 300]), ("b", [1031, 300])],
+          ["y"], {})
+a, b = rand(1, 300), rand(1031, 300)
+check("gemm_m1_fed_transB", m, {"a": a, "b": b})
+
 # Conv: constant W (packed per group), 3x3 with padding, grouped, 1x1, strided.
 for name, (C, Mo, k, group, stride, pad, hw) in {
         "conv3x3": (16, 33, 3, 1, 1, 1, 13), "conv_group2": (8, 12, 3, 2, 2, 1, 11),
