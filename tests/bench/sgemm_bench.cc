@@ -63,6 +63,8 @@ int main(int argc, char** argv) {
       {"gpt2 fc 1x3072x768", 1, 3072, 768, false, false, false},
       {"gpt2 fc2 1x768x3072", 1, 768, 3072, false, false, false},
       {"gpt2 head 1x50257x768 tB", 1, 50257, 768, false, true, false},
+      {"decode scores 1x129x64 tB", 1, 129, 64, false, true, false},
+      {"decode scores 1x257x128 tB", 1, 257, 128, false, true, false},
       {"m2 2x3072x768", 2, 3072, 768, false, false, false},
       {"m4 4x768x768", 4, 768, 768, false, false, false},
       {"bert 128x768x768", 128, 768, 768, false, false, false},

@@ -36,8 +36,9 @@ def check(name, m, feeds, rtol=1e-4):
     err = max(float(np.max(np.abs(g - r) / (np.abs(r) + 1.0))) if g.size else 0.0 for g, r in zip(got, ref))
     results[name] = err
 
-# MatMul: constant B (packed) and fed B, odd sizes and batch folding.
-for M, K, N in [(1, 768, 2304), (3, 33, 257), (7, 100, 31), (2, 257, 100), (100, 7, 33)]:
+# MatMul: constant B (packed) and fed B, odd sizes and batch folding; 29x520x2100
+# has several blocks of K and of columns (A then packed once for all of them).
+for M, K, N in [(1, 768, 2304), (3, 33, 257), (7, 100, 31), (2, 257, 100), (100, 7, 33), (29, 520, 2100)]:
     B = rand(K, N)
     m = model([helper.make_node("MatMul", ["a", "B"], ["y"])], [("a", [2, M, K])], ["y"], {"B": B})
     check(f"matmul_const_{M}x{K}x{N}", m, {"a": rand(2, M, K)})
@@ -64,6 +65,18 @@ m = model([helper.make_node("FusedMatMul", ["a", "B"], ["y"], domain="com.micros
 got = rt.InferenceSession(m.SerializeToString()).run(None, {"a": np.ones((4, 9, 50), np.float32)})[0]
 B = numpy_helper.to_array(m.graph.initializer[0])
 results["fusedmatmul_const"] = float(np.max(np.abs(got - 0.5 * np.ones((4, 9, 50), np.float32) @ B)))
+
+# One query row against fed keys, transB (a decode step's attention scores:
+# dot products over B's rows read in place).
+m = model([helper.make_node("FusedMatMul", ["a", "b"], ["y"], domain="com.microsoft", alpha=0.125, transB=1)],
+          [("a", [2, 3, 1, 64]), ("b", [2, 3, 129, 64])], ["y"], {})
+a, b = rand(2, 3, 1, 64), rand(2, 3, 129, 64)
+got = rt.InferenceSession(m.SerializeToString()).run(None, {"a": a, "b": b})[0]
+results["fusedmatmul_m1_transB"] = float(np.max(np.abs(got - 0.125 * a @ b.transpose(0, 1, 3, 2))))
+m = model([helper.make_node("Gemm", ["a", "b"], ["y"], transB=1, alpha=0.5)], [("a", [1, 300]), ("b", [1031, 300])],
+          ["y"], {})
+a, b = rand(1, 300), rand(1031, 300)
+check("gemm_m1_fed_transB", m, {"a": a, "b": b})
 
 # Conv: constant W (packed per group), 3x3 with padding, grouped, 1x1, strided.
 for name, (C, Mo, k, group, stride, pad, hw) in {

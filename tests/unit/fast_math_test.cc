@@ -88,6 +88,11 @@ TEST(FastMath, ArrayFormsMatchScalarOnEveryIsa) {
       for (float a : v) sum += std::exp(static_cast<double>(a) - m);
       EXPECT_NEAR(fastmath::ExpShiftSumArray(v.data(), e.data(), len, m), sum, 1e-6 * sum);
       for (int64_t k = 0; k < len; ++k) EXPECT_NEAR(e[k], std::exp(static_cast<double>(v[k]) - m), 1e-6);
+      // The whole softmax in one call, out of place and in place.
+      fastmath::SoftmaxArray(v.data(), e.data(), len);
+      for (int64_t k = 0; k < len; ++k) EXPECT_NEAR(e[k], std::exp(static_cast<double>(v[k]) - m) / sum, 1e-6);
+      fastmath::SoftmaxArray(v.data(), v.data(), len);
+      for (int64_t k = 0; k < len; ++k) EXPECT_EQ(v[k], e[k]);
     }
     // Masked attention scores: far-below-max terms become exact zeros, not
     // denormals once scaled by 1/sum.
@@ -98,10 +103,61 @@ TEST(FastMath, ArrayFormsMatchScalarOnEveryIsa) {
     EXPECT_EQ(em[0], 1.f);
     EXPECT_NEAR(em[7], std::exp(-86.5), 1e-44);
     for (int k : {1, 5, 18}) EXPECT_EQ(em[k], 0.f);
+    fastmath::SoftmaxArray(masked.data(), em.data(), 19);
+    EXPECT_NEAR(em[0], 1.f, 1e-7);
+    for (int k : {1, 5, 18}) EXPECT_EQ(em[k], 0.f);
     std::vector<float> nan_first = {std::nanf(""), 1.f, 2.f};
     EXPECT_TRUE(std::isnan(fastmath::MaxArray(nan_first.data(), 3)));
     std::vector<float> nan_later = {1.f, std::nanf(""), 2.f};
     EXPECT_EQ(fastmath::MaxArray(nan_later.data(), 3), 2.f);
+
+    // Bias activations: Gelu and FastGelu of x + b, b optional, over the
+    // range (and a tail) against double formulas.
+    std::vector<float> b(1001);
+    for (int64_t k = 0; k < 1001; ++k) b[k] = static_cast<float>(std::cos(0.3 * k));
+    for (const float* bias : {static_cast<const float*>(nullptr), static_cast<const float*>(b.data())}) {
+      const int64_t len = 1001;
+      std::vector<float> xs(static_cast<size_t>(len));
+      for (int64_t k = 0; k < len; ++k) xs[k] = static_cast<float>(std::sin(0.01 * k) * 12);
+      fastmath::BiasGeluArray(xs.data(), bias, y.data(), len);
+      for (int64_t k = 0; k < len; ++k) {
+        const double v = static_cast<double>(xs[k]) + (bias ? bias[k] : 0.f);
+        EXPECT_NEAR(y[k], 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))), 1e-6 * std::fabs(v) + 1e-30) << v;
+      }
+      fastmath::FastGeluArray(xs.data(), bias, y.data(), len);
+      for (int64_t k = 0; k < len; ++k) {
+        const double v = static_cast<double>(xs[k]) + (bias ? bias[k] : 0.f);
+        const double ref = 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+        EXPECT_NEAR(y[k], ref, 1e-6 * std::fabs(v) + 1e-30) << v;
+      }
+    }
+    std::vector<float> big = {-1000.f, 1000.f, std::nanf("")};
+    fastmath::FastGeluArray(big.data(), nullptr, big.data(), 3);
+    EXPECT_EQ(big[0], -0.f);
+    EXPECT_EQ(big[1], 1000.f);
+    EXPECT_TRUE(std::isnan(big[2]));
+
+    // Normalization helpers: sums in SIMD partial sums, then (x-mean)*inv*g+b.
+    for (int64_t len : {0, 1, 7, 16, 63, 64, 65, 768, 1001}) {
+      std::vector<float> v(static_cast<size_t>(len) + 1), g(v.size()), bb(v.size()), out(v.size());
+      double sum = 0, sq = 0;
+      for (int64_t k = 0; k < len; ++k) {
+        v[k] = static_cast<float>(1000 + std::sin(1.3 * k) * 3);  // a large mean
+        g[k] = static_cast<float>(0.5 + 0.001 * k);
+        bb[k] = static_cast<float>(-0.25 * k);
+        sum += v[k];
+      }
+      const double mean = len ? sum / len : 0;
+      for (int64_t k = 0; k < len; ++k) sq += (v[k] - mean) * (v[k] - mean);
+      EXPECT_NEAR(fastmath::SumArray(v.data(), len), sum, 1e-6 * sum + 1e-3) << len;
+      EXPECT_NEAR(fastmath::SumSquaredDevArray(v.data(), len, static_cast<float>(mean)), sq, 1e-4 * sq + 1e-2) << len;
+      const float inv = 0.7f;
+      for (const float* bias : {static_cast<const float*>(nullptr), static_cast<const float*>(bb.data())}) {
+        fastmath::NormalizeArray(v.data(), static_cast<float>(mean), inv, g.data(), bias, out.data(), len);
+        for (int64_t k = 0; k < len; ++k)
+          EXPECT_NEAR(out[k], (v[k] - mean) * inv * g[k] + (bias ? bias[k] : 0.0), 1e-3) << len << " " << k;
+      }
+    }
   }
   fastmath::SetIsaForTesting(best);
 }

@@ -119,6 +119,9 @@ std::vector<Case> Cases() {
   // Several MC / NC blocks.
   cases.push_back({400, 1100, 40, false, false, 1.f, 0.f, 1});
   cases.push_back({1, 2100, 520, false, false, 1.f, 1.f, 0});
+  // One row against a long transposed B (dot products, split over threads).
+  cases.push_back({1, 2100, 519, false, true, 0.5f, 0.25f, 3});
+  cases.push_back({1, 1031, 64, true, true, 1.f, 0.f, 0});
   return cases;
 }
 

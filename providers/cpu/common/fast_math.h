@@ -144,9 +144,26 @@ void TanhArray(const float* x, float* y, int64_t n);
 void ErfArray(const float* x, float* y, int64_t n);
 // y = 0.5 * x * (1 + erf(x / sqrt(2))).
 void GeluArray(const float* x, float* y, int64_t n);
+// z = x + b (b may be null: z = x), then y = 0.5 * z * (1 + erf(z / sqrt(2)))
+// (BiasGelu), or y = 0.5 * z * (1 + tanh(sqrt(2/pi) * (z + 0.044715 z^3)))
+// (FastGelu, computed as z / (1 + exp(-2 * that tanh argument)), the same
+// function without tanh's cancellation or its second exp).
+void BiasGeluArray(const float* x, const float* b, float* y, int64_t n);
+void FastGeluArray(const float* x, const float* b, float* y, int64_t n);
+// Sum of x[i], and sum of (x[i] - mean)^2, in several SIMD partial sums (not
+// a serial loop's order of additions); 0 for n = 0.
+float SumArray(const float* x, int64_t n);
+float SumSquaredDevArray(const float* x, int64_t n, float mean);
+// y[i] = (x[i] - mean) * inv * scale[i] (+ bias[i] where bias is not null):
+// a normalization's last step (y may equal x).
+void NormalizeArray(const float* x, float mean, float inv, const float* scale, const float* bias, float* y,
+                    int64_t n);
 // y[i] = exp(x[i] - shift), but 0 where x[i] - shift < -87 (so a softmax built
 // on it never makes denormals); returns the sum of the y[i].
 float ExpShiftSumArray(const float* x, float* y, int64_t n, float shift);
+// y = softmax(x) over n >= 1 values (y may equal x): MaxArray, then
+// ExpShiftSumArray, then the scaling by 1/sum, in one call.
+void SoftmaxArray(const float* x, float* y, int64_t n);
 // Largest x[i] (n >= 1); NaN when x[0] is NaN, later NaNs are skipped.
 float MaxArray(const float* x, int64_t n);
 

@@ -76,6 +76,25 @@ template <typename T>
 void RunGelu(GeluKind kind, float alpha, const T* x, const T* bias, int64_t bias_len, const T* skip, T* y, int64_t n,
              ThreadPool* pool) {
   using C = typename CalcType<T>::type;
+  if constexpr (std::is_same<T, float>::value) {
+    if (kind != GeluKind::kQuickGelu) {
+      // One SIMD pass (bias add and activation) per stretch of the range
+      // that sees the bias contiguously.
+      auto* fn = kind == GeluKind::kFastGelu ? &fastmath::FastGeluArray : &fastmath::BiasGeluArray;
+      ThreadPool::For(pool, n, 4096, [&](int64_t b, int64_t e) {
+        if (bias == nullptr) {
+          fn(x + b, nullptr, y + b, e - b);
+          return;
+        }
+        for (int64_t s = b; s < e;) {
+          const int64_t j = s % bias_len, len = std::min(bias_len - j, e - s);
+          fn(x + s, bias + j, y + s, len);
+          s += len;
+        }
+      });
+      return;
+    }
+  }
   ThreadPool::For(pool, n, 4096, [&](int64_t b, int64_t e) {
     C buf[kBlock];
     for (int64_t s = b; s < e; s += kBlock) {

@@ -167,7 +167,8 @@ bool Preferred(bool trans_b, int64_t M, int64_t N, int64_t K, bool a_packed, boo
   // original (KernelInfo::ReleaseConstantInput), which only this path does not read.
   if (a_packed || b_packed) return true;
   if (static_cast<double>(M) * N * K <= 16.0 * 16 * 16) return false;
-  if (M == 1 && trans_b && !b_packed) return false;
+  // One row times a transposed B: dot products over B's rows in place (RowStream's counterpart).
+  if (M == 1 && trans_b) return true;
   if (ActiveIsa() == Isa::kAvx2) return M <= 2 && !trans_b;
   return true;
 }

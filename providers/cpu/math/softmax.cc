@@ -30,9 +30,7 @@ void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner) {
   if constexpr (std::is_same<T, float>::value && !kLog) {
     // The common case (attention scores): SIMD max and exp with a vector sum.
     if (inner == 1) {
-      const float m = fastmath::MaxArray(x, n);
-      const float inv = 1.f / fastmath::ExpShiftSumArray(x, y, n, m);
-      for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+      fastmath::SoftmaxArray(x, y, n);
       return;
     }
   }

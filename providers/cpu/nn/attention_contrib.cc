@@ -44,6 +44,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "providers/cpu/common/fast_math.h"
@@ -137,13 +138,7 @@ void AttendHeads(const AttentionProblem& a, ThreadPool* pool) {
         beta = 1.f;
       }
       BlasGemm<float>(false, true, S, T, H, a.scale, q.data(), H, k.data(), H, beta, probs.data(), T);
-      for (int64_t s = 0; s < S; ++s) {
-        float* row = probs.data() + s * T;
-        const float mx = fastmath::MaxArray(row, T);
-        const float sum = fastmath::ExpShiftSumArray(row, row, T, mx);
-        const float inv = 1.f / sum;
-        for (int64_t t = 0; t < T; ++t) row[t] *= inv;
-      }
+      for (int64_t s = 0; s < S; ++s) fastmath::SoftmaxArray(probs.data() + s * T, probs.data() + s * T, T);
       BlasGemm<float>(false, false, S, Hv, T, 1.f, probs.data(), T, v.data(), Hv, 0.f,
                       a.out + b * S * Dv + n * Hv, Dv);
     }
@@ -327,24 +322,29 @@ class AttentionKernel final : public OpKernel {
     if (present != nullptr) ONYX_CHECK_ARG(H == Hv, op, ": output 1 (present) needs equal K and V head sizes");
     if (out == nullptr || out->size() == 0) return Status::OK();
 
-    // qkv[B*S, Dsum] = input x weights + bias.
-    std::vector<float> qkv(static_cast<size_t>(B * S * Dsum));
+    // qkv[B*S, Dsum] = input x weights + bias: written whole by the GEMM
+    // (no zeroing first), the bias added row by row after.
+    std::unique_ptr<float[]> qkv_buf(new float[static_cast<size_t>(B * S * Dsum)]);
+    float* qkv = qkv_buf.get();
     const float* bv = bias != nullptr ? bias->data<float>() : nullptr;
-    if (bv != nullptr)
-      for (int64_t r = 0; r < B * S; ++r) std::copy(bv, bv + Dsum, qkv.data() + r * Dsum);
     if (quantized_) {
-      ONYX_RETURN_IF_ERROR(ProjectQuantized(ctx, *x, *w, bv, B * S, Din, Dsum, qkv.data()));
+      ONYX_RETURN_IF_ERROR(ProjectQuantized(ctx, *x, *w, bv, B * S, Din, Dsum, qkv));
     } else {
-      BlasGemm<float>(false, false, B * S, Dsum, Din, 1.f, x->data<float>(), Din, w->data<float>(), Dsum,
-                      bv != nullptr ? 1.f : 0.f, qkv.data(), Dsum, ctx.threads(), nullptr, &packed_w_);
+      BlasGemm<float>(false, false, B * S, Dsum, Din, 1.f, x->data<float>(), Din, w->data<float>(), Dsum, 0.f, qkv,
+                      Dsum, ctx.threads(), nullptr, &packed_w_);
+      if (bv != nullptr)
+        ThreadPool::For(ctx.threads(), B * S, std::max<int64_t>(1, 16384 / Dsum), [&](int64_t r0, int64_t r1) {
+          for (int64_t r = r0; r < r1; ++r)
+            for (int64_t j = 0; j < Dsum; ++j) qkv[r * Dsum + j] += bv[j];
+        });
     }
 
     AttentionProblem a;
     a.B = B, a.N = N, a.S = S, a.P = P, a.T = T, a.H = H, a.Hv = Hv;
     a.scale = attrs_.ScaleFor(H);
-    a.q = TokenRows(qkv.data(), S, Dsum, H);
-    a.k_new = TokenRows(qkv.data() + Dq, S, Dsum, H);
-    a.v_new = TokenRows(qkv.data() + Dq + Dk, S, Dsum, Hv);
+    a.q = TokenRows(qkv, S, Dsum, H);
+    a.k_new = TokenRows(qkv + Dq, S, Dsum, H);
+    a.v_new = TokenRows(qkv + Dq + Dk, S, Dsum, Hv);
     if (past != nullptr) {
       a.k_past = HeadRows(past->data<float>(), N, P, H);
       a.v_past = HeadRows(past->data<float>() + B * N * P * H, N, P, H);

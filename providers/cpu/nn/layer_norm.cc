@@ -6,10 +6,12 @@
 //   Y = X / sqrt(mean(X^2) + epsilon) * scale   (no mean subtracted, no bias).
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/common/half_float.h"
+#include "providers/cpu/common/fast_math.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -131,6 +133,16 @@ class LayerNormKernel final : public OpKernel {
         for (int64_t r = begin; r < end; ++r) {
           const T* src = xv + r * cols;
           T* dst = yv + r * cols;
+          if constexpr (std::is_same<T, float>::value) {
+            // The same two passes and the normalization in SIMD (fast_math).
+            const float mean = simplified_ ? 0.f : fastmath::SumArray(src, cols) / static_cast<float>(cols);
+            const float sq = fastmath::SumSquaredDevArray(src, cols, mean);
+            const float inv = 1.f / std::sqrt(sq / static_cast<float>(cols) + eps);
+            fastmath::NormalizeArray(src, mean, inv, sv, bv, dst, cols);
+            if (mv) mv[r] = mean;
+            if (iv) iv[r] = inv;
+            continue;
+          }
           // Two passes (mean, then squared deviations) avoid the cancellation
           // of E[x^2] - E[x]^2 on rows with a large mean.
           T sum = 0;

@@ -13,10 +13,12 @@
 //   output = s / sqrt(mean(s^2) + epsilon) * gamma, and mean (output 1) is 0.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/fast_math.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -98,27 +100,30 @@ class SkipLayerNormKernel final : public OpKernel {
         for (int64_t r = begin; r < end; ++r) {
           const T* xr = xv + r * hidden;
           const T* sr = sv + (r % skip_rows) * hidden;
-          C total = 0;
-          for (int64_t i = 0; i < hidden; ++i) {
-            C v = static_cast<C>(xr[i]) + static_cast<C>(sr[i]);
-            if (biv != nullptr) v += static_cast<C>(biv[i]);
-            s[i] = v;
-            total += v;
+          if (biv != nullptr) {
+            for (int64_t i = 0; i < hidden; ++i)
+              s[i] = static_cast<C>(xr[i]) + static_cast<C>(sr[i]) + static_cast<C>(biv[i]);
+          } else {
+            for (int64_t i = 0; i < hidden; ++i) s[i] = static_cast<C>(xr[i]) + static_cast<C>(sr[i]);
           }
           if (sumv != nullptr)
             for (int64_t i = 0; i < hidden; ++i) sumv[r * hidden + i] = static_cast<T>(s[i]);
           // Two passes (mean, then squared deviations): no cancellation on rows
-          // with a large mean.
-          const C mean = simplified_ ? C(0) : total / static_cast<C>(hidden);
-          C sq = 0;
-          for (int64_t i = 0; i < hidden; ++i) sq += (s[i] - mean) * (s[i] - mean);
+          // with a large mean; both SIMD sums (fast_math), C being float.
+          static_assert(std::is_same<C, float>::value, "the 16-bit floats compute in float");
+          const C mean = simplified_ ? C(0) : fastmath::SumArray(s.data(), hidden) / static_cast<C>(hidden);
+          const C sq = fastmath::SumSquaredDevArray(s.data(), hidden, mean);
           const C inv = C(1) / std::sqrt(sq / static_cast<C>(hidden) + static_cast<C>(epsilon_));
           if (yv != nullptr) {
-            T* yr = yv + r * hidden;
-            for (int64_t i = 0; i < hidden; ++i) {
-              C v = (s[i] - mean) * inv * static_cast<C>(gv[i]);
-              if (bev != nullptr) v += static_cast<C>(bev[i]);
-              yr[i] = static_cast<T>(v);
+            if constexpr (std::is_same<T, float>::value) {
+              fastmath::NormalizeArray(s.data(), mean, inv, gv, bev, yv + r * hidden, hidden);
+            } else {
+              T* yr = yv + r * hidden;
+              for (int64_t i = 0; i < hidden; ++i) {
+                C v = (s[i] - mean) * inv * static_cast<C>(gv[i]);
+                if (bev != nullptr) v += static_cast<C>(bev[i]);
+                yr[i] = static_cast<T>(v);
+              }
             }
           }
           if (mv != nullptr) mv[r] = static_cast<float>(mean);
