@@ -25,6 +25,12 @@ constexpr int kMaxMr = 6;     // rows per micro-tile, at most
 
 inline int64_t RoundUp4(int64_t k) { return (k + 3) / 4 * 4; }
 
+inline uint32_t Load32(const void* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
 // A micro-kernel: tile[MR][kNr] (+)= A' x B' over k4 groups of 4 values of
 // K. `a`: the tile's packed A, [k4][mr][4] of the path's A type; `b`: the
 // panel, [k4][kNr][4] int8.
@@ -53,11 +59,6 @@ void KernelScalar(const void* ap, const int8_t* b, int64_t k4, int32_t* tile, bo
 #define ONYX_INT8_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2")))
 #define ONYX_INT8_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2")))
 
-inline uint32_t Load32(const void* p) {
-  uint32_t v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
 inline uint64_t Load64(const void* p) {
   uint64_t v;
   std::memcpy(&v, p, sizeof(v));
@@ -132,7 +133,8 @@ ONYX_INT8_AVX2 void KernelAvx2(const void* ap, const int8_t* b, int64_t k4, int3
 #endif  // ONYX_INT8_X86
 
 // Packs rows [m0, m0 + mr) of A as A' (uint8; int16 when OutT is) in
-// [kp/4][mr][4], zero past K; rowsum[i] = sum over k of A'[m0 + i, k].
+// [kp/4][mr][4], zero past K; rowsum[i] = sum over k of A'[m0 + i, k] unless
+// rowsum is null (the zero point of B' is 0: the sums are not needed).
 template <typename OutT>
 inline __attribute__((always_inline)) void PackABody(const uint8_t* a, bool a_signed, int64_t lda, int64_t m0, int mr,
                                                     int64_t K, int64_t kp, OutT* out, int32_t* rowsum) {
@@ -140,12 +142,23 @@ inline __attribute__((always_inline)) void PackABody(const uint8_t* a, bool a_si
   const int64_t kfull = K & ~int64_t{3};
   for (int i = 0; i < mr; ++i) {
     const uint8_t* row = a + (m0 + i) * lda;
-    uint32_t sum = 0;
-    for (int64_t k = 0; k < K; ++k) sum += static_cast<uint8_t>(row[k] ^ flip);
-    rowsum[i] = static_cast<int32_t>(sum);
+    if (rowsum != nullptr) {
+      uint32_t sum = 0;
+      for (int64_t k = 0; k < K; ++k) sum += static_cast<uint8_t>(row[k] ^ flip);
+      rowsum[i] = static_cast<int32_t>(sum);
+    }
     OutT* o = out + i * 4;
-    for (int64_t k = 0; k < kfull; k += 4, o += mr * 4)
-      for (int j = 0; j < 4; ++j) o[j] = static_cast<OutT>(static_cast<uint8_t>(row[k + j] ^ flip));
+    if constexpr (sizeof(OutT) == 1) {
+      // Four values of K at a time, as one 32-bit word.
+      const uint32_t flip4 = flip * 0x01010101u;
+      for (int64_t k = 0; k < kfull; k += 4, o += mr * 4) {
+        const uint32_t v = Load32(row + k) ^ flip4;
+        std::memcpy(o, &v, sizeof(v));
+      }
+    } else {
+      for (int64_t k = 0; k < kfull; k += 4, o += mr * 4)
+        for (int j = 0; j < 4; ++j) o[j] = static_cast<OutT>(static_cast<uint8_t>(row[k + j] ^ flip));
+    }
     for (int64_t k = kfull; k < kp; ++k) o[k - kfull] = k < K ? static_cast<OutT>(static_cast<uint8_t>(row[k] ^ flip)) : 0;
   }
 }
@@ -356,17 +369,20 @@ struct RequantBody {
     return (v + 12582912.f) - 12582912.f;
   }
 
+  // bias_vec (may be null): bias_vec[i] is added instead of bias.
   static inline __attribute__((always_inline)) void Run(const int32_t* acc, int64_t n, int32_t bias,
-                                                       const float* scale, bool per, int32_t zp, Q* out) {
+                                                       const int32_t* bias_vec, const float* scale, bool per,
+                                                       int32_t zp, Q* out) {
     const float lo = static_cast<float>(static_cast<int32_t>(std::numeric_limits<Q>::min()) - zp);
     const float hi = static_cast<float>(static_cast<int32_t>(std::numeric_limits<Q>::max()) - zp);
     const float s0 = scale[0];
     const U ub = U{} + static_cast<uint32_t>(bias);
     int64_t i = 0;
     for (; i + W <= n; i += W) {
-      U a;
+      U a, bv = ub;
       std::memcpy(&a, acc + i, sizeof(a));
-      F v = __builtin_convertvector(reinterpret_cast<I>(a + ub), F);
+      if (bias_vec != nullptr) std::memcpy(&bv, bias_vec + i, sizeof(bv));
+      F v = __builtin_convertvector(reinterpret_cast<I>(a + bv), F);
       F s = F{} + s0;
       if (per) std::memcpy(&s, scale + i, sizeof(s));
       v = v * s;
@@ -379,7 +395,8 @@ struct RequantBody {
       std::memcpy(out + i, &q, sizeof(q));
     }
     for (; i < n; ++i)
-      out[i] = static_cast<Q>(static_cast<int32_t>(One(acc[i], bias, per ? scale[i] : s0, lo, hi)) + zp);
+      out[i] = static_cast<Q>(
+          static_cast<int32_t>(One(acc[i], bias_vec ? bias_vec[i] : bias, per ? scale[i] : s0, lo, hi)) + zp);
   }
 };
 
@@ -401,19 +418,20 @@ ONYX_INT8_AVX512 void QuantizeAvx512(const float* x, int64_t n, float s, float z
 #endif
 
 #define ONYX_REQUANT_PATHS(Q)                                                                                     \
-  void RequantBase(const int32_t* a, int64_t n, int32_t b, const float* s, bool p, int32_t z, Q* o) {          \
-    RequantBody<F4, I4, Q>::Run(a, n, b, s, p, z, o);                                                          \
+  void RequantBase(const int32_t* a, int64_t n, int32_t b, const int32_t* bv, const float* s, bool p,         \
+                   int32_t z, Q* o) {                                                                          \
+    RequantBody<F4, I4, Q>::Run(a, n, b, bv, s, p, z, o);                                                        \
   }                                                                                                            \
   ONYX_REQUANT_X86(Q)
 #ifdef ONYX_INT8_X86
 #define ONYX_REQUANT_X86(Q)                                                                                       \
-  ONYX_INT8_AVX2 void RequantAvx2(const int32_t* a, int64_t n, int32_t b, const float* s, bool p, int32_t z,     \
-                                  Q* o) {                                                                      \
-    RequantBody<F8, I8, Q>::Run(a, n, b, s, p, z, o);                                                          \
+  ONYX_INT8_AVX2 void RequantAvx2(const int32_t* a, int64_t n, int32_t b, const int32_t* bv, const float* s,   \
+                                  bool p, int32_t z, Q* o) {                                                   \
+    RequantBody<F8, I8, Q>::Run(a, n, b, bv, s, p, z, o);                                                          \
   }                                                                                                            \
-  ONYX_INT8_AVX512 void RequantAvx512(const int32_t* a, int64_t n, int32_t b, const float* s, bool p,          \
-                                      int32_t z, Q* o) {                                                       \
-    RequantBody<F16, I16, Q>::Run(a, n, b, s, p, z, o);                                                        \
+  ONYX_INT8_AVX512 void RequantAvx512(const int32_t* a, int64_t n, int32_t b, const int32_t* bv, const float* s, \
+                                      bool p, int32_t z, Q* o) {                                               \
+    RequantBody<F16, I16, Q>::Run(a, n, b, bv, s, p, z, o);                                                        \
   }
 #else
 #define ONYX_REQUANT_X86(Q)
@@ -457,19 +475,39 @@ void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint
   QuantizeBase(x, n, scale, zp, q);
 }
 
+namespace {
+
+template <typename Q>
+void RequantizeDispatch(const int32_t* acc, int64_t n, int32_t bias, const int32_t* bias_vec, const float* scale,
+                        bool scale_per_element, int32_t zero_point, Q* out) {
+  const fastmath::Isa isa = fastmath::BestIsa();
+#ifdef ONYX_INT8_X86
+  if (isa == fastmath::Isa::kAvx512)
+    return RequantAvx512(acc, n, bias, bias_vec, scale, scale_per_element, zero_point, out);
+  if (isa == fastmath::Isa::kAvx2) return RequantAvx2(acc, n, bias, bias_vec, scale, scale_per_element, zero_point, out);
+#endif
+  (void)isa;
+  RequantBase(acc, n, bias, bias_vec, scale, scale_per_element, zero_point, out);
+}
+
+}  // namespace
+
 template <typename Q>
 void RequantizeFloat(const int32_t* acc, int64_t n, int32_t bias, const float* scale, bool scale_per_element,
                      int32_t zero_point, Q* out) {
-  const fastmath::Isa isa = fastmath::BestIsa();
-#ifdef ONYX_INT8_X86
-  if (isa == fastmath::Isa::kAvx512) return RequantAvx512(acc, n, bias, scale, scale_per_element, zero_point, out);
-  if (isa == fastmath::Isa::kAvx2) return RequantAvx2(acc, n, bias, scale, scale_per_element, zero_point, out);
-#endif
-  (void)isa;
-  RequantBase(acc, n, bias, scale, scale_per_element, zero_point, out);
+  RequantizeDispatch(acc, n, bias, nullptr, scale, scale_per_element, zero_point, out);
+}
+template <typename Q>
+void RequantizeFloatPerElement(const int32_t* acc, int64_t n, const int32_t* bias, const float* scale,
+                               int32_t zero_point, Q* out) {
+  RequantizeDispatch(acc, n, 0, bias, scale, true, zero_point, out);
 }
 template void RequantizeFloat<uint8_t>(const int32_t*, int64_t, int32_t, const float*, bool, int32_t, uint8_t*);
 template void RequantizeFloat<int8_t>(const int32_t*, int64_t, int32_t, const float*, bool, int32_t, int8_t*);
+template void RequantizeFloatPerElement<uint8_t>(const int32_t*, int64_t, const int32_t*, const float*, int32_t,
+                                                 uint8_t*);
+template void RequantizeFloatPerElement<int8_t>(const int32_t*, int64_t, const int32_t*, const float*, int32_t,
+                                                int8_t*);
 
 struct Access {
   static const PackedB& Get(const PackedB& b) { return b; }
@@ -551,12 +589,17 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
   uint8_t* const apk = apk_buffer.data();
   int32_t* const rowsum = rowsum_buffer.data();
   const uint8_t* a = static_cast<const uint8_t*>(g.a);
+  // The row sums of A' are needed only where some zero point of B' is not 0.
+  bool need_rowsum = b.shifted();
+  if (g.zb != nullptr)
+    for (int64_t n = 0; n < (g.zb_per_column ? N : 1) && !need_rowsum; ++n) need_rowsum = g.zb[n] != 0;
+  if (!need_rowsum) std::fill(rowsum, rowsum + M, 0);
   ThreadPool::For(pool, tiles, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, K * MR)),
                   [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t m0 = t * MR;
       const int mr = static_cast<int>(std::min<int64_t>(MR, M - m0));
-      impl.pack_a(a, g.a_signed, g.lda, m0, mr, K, kp, apk + t * tile_stride, rowsum + m0);
+      impl.pack_a(a, g.a_signed, g.lda, m0, mr, K, kp, apk + t * tile_stride, need_rowsum ? rowsum + m0 : nullptr);
     }
   });
 

@@ -109,6 +109,12 @@ template <typename Q>
 void RequantizeFloat(const int32_t* acc, int64_t n, int32_t bias, const float* scale, bool scale_per_element,
                      int32_t zero_point, Q* out);
 
+// The same with bias[i] (null: 0) and scale[i] per element: one row of an
+// output whose columns are channels.
+template <typename Q>
+void RequantizeFloatPerElement(const int32_t* acc, int64_t n, const int32_t* bias, const float* scale,
+                               int32_t zero_point, Q* out);
+
 // The B input of a matrix-product kernel ([..., K, N] int8 or uint8; 1-D is
 // [K, 1]), packed once at Init when it is a constant initializer.
 class PackedWeights {

@@ -3,13 +3,21 @@
 // points; x's zero point is per tensor, w's per tensor or per output channel.
 // Padding reads as the zero point (zero once it is subtracted), as in the
 // reference and onnxruntime. The sums come exactly from an integer GEMM per
-// (image, group) over im2col columns (int8gemm::Gemm, int8_gemm.h);
+// (image, group) (int8gemm::Gemm, int8_gemm.h). Where a group has enough
+// input and output channels (UsePositionRows) the GEMM's rows are output
+// positions: x goes channels-last once per image, each row gathers the
+// kernel's taps (x itself for a 1x1 kernel), and w, B [taps x channels,
+// output channels], is packed once at Init when constant, so the packed
+// panels are full and the zero point of x comes in through w's column sums.
+// Otherwise (few channels: the first conv of an image net, depthwise) the
+// rows are output channels of w over im2col columns of x;
 // ConvInteger returns them as int32, QLinearConv adds the int32 bias and
 // requantizes each output channel with x_scale * w_scale[m] / y_scale in
 // float, as onnxruntime does (int8gemm::RequantizeFloat; why not the
 // reference's double: see qlinear_matmul.cc).
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -18,6 +26,10 @@
 #include "providers/cpu/quantization/int8_gemm.h"
 #include "providers/cpu/quantization/qlinear_common.h"
 #include "providers/kernel.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <emmintrin.h>
+#endif
 
 namespace onyx {
 
@@ -55,16 +67,159 @@ Status ResolveShapes(const conv::Names& nm, const conv::Attrs& a, const Tensor& 
 }
 
 // Receives output channels [m0, m1) and output positions [p0, p1) of image
-// n: acc(m, p) = c[(m - m0) * ldc + (p - p0)].
+// n: acc(m, p) = c[(m - m0) * sm + (p - p0) * sp] (sp == 1: rows of
+// channels; sm == 1: rows of positions).
 using ConvEpilogue = std::function<void(int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c,
-                                        int64_t ldc)>;
+                                        int64_t sm, int64_t sp)>;
+
+// Whether a group of Cg input and Mg output channels runs with output
+// positions as the GEMM's rows (see the top of the file): the packed panels
+// hold 64 output channels, and gathering taps copies Cg bytes at a time.
+bool UsePositionRows(int64_t Cg, int64_t Mg) { return Cg >= 8 && Mg >= 16; }
+
+// w [M, Cg, taps...] of each group as B [kvol * Cg, Mg] (row k = tap * Cg +
+// channel, the order of the gathered rows), packed.
+void PackConvWeights(const uint8_t* w, bool w_signed, int64_t group, int64_t Mg, int64_t Cg, int64_t kvol,
+                     std::vector<int8gemm::PackedB>* out) {
+  const int64_t K = kvol * Cg;
+  std::vector<uint8_t> b(static_cast<size_t>(K * Mg));
+  out->clear();
+  for (int64_t grp = 0; grp < group; ++grp) {
+    for (int64_t m = 0; m < Mg; ++m) {
+      const uint8_t* wm = w + (grp * Mg + m) * K;
+      for (int64_t c = 0; c < Cg; ++c)
+        for (int64_t t = 0; t < kvol; ++t) b[(t * Cg + c) * Mg + m] = wm[c * kvol + t];
+    }
+    out->push_back(int8gemm::PackedB::Pack(b.data(), w_signed, K, Mg, Mg));
+  }
+}
+
+// dst[c * rows + r] = src[r * cols + c]: a [rows, cols] byte matrix
+// transposed, in blocks of 16 x 16 (SSE2 where x86: four rounds of
+// interleaving row i with row i + 8 transpose a block).
+void TransposeBytes(const uint8_t* src, int64_t rows, int64_t cols, uint8_t* dst, ThreadPool* pool) {
+  constexpr int64_t kB = 16;
+  const int64_t rblocks = (rows + kB - 1) / kB;
+  ThreadPool::For(pool, rblocks, std::max<int64_t>(1, 16384 / std::max<int64_t>(cols * kB, 1)),
+                  [&](int64_t begin, int64_t end) {
+    for (int64_t rb = begin; rb < end; ++rb) {
+      const int64_t r0 = rb * kB, r1 = std::min(rows, r0 + kB);
+      int64_t c0 = 0;
+#if defined(__x86_64__) || defined(__i386__)
+      if (r1 - r0 == kB) {
+        for (; c0 + kB <= cols; c0 += kB) {
+          __m128i r[kB], t[kB];
+          for (int i = 0; i < kB; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (r0 + i) * cols + c0));
+          for (int round = 0; round < 4; ++round) {
+            for (int i = 0; i < kB / 2; ++i) {
+              t[2 * i] = _mm_unpacklo_epi8(r[i], r[i + kB / 2]);
+              t[2 * i + 1] = _mm_unpackhi_epi8(r[i], r[i + kB / 2]);
+            }
+            for (int i = 0; i < kB; ++i) r[i] = t[i];
+          }
+          for (int i = 0; i < kB; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (c0 + i) * rows + r0), r[i]);
+        }
+      }
+#endif
+      for (; c0 < cols; c0 += kB) {
+        const int64_t c1 = std::min(cols, c0 + kB);
+        for (int64_t r = r0; r < r1; ++r)
+          for (int64_t c = c0; c < c1; ++c) dst[c * rows + r] = src[r * cols + c];
+      }
+    }
+  });
+}
+
+// Rows [p0, p1) of the channels-last im2col of one group: row p holds, tap
+// by tap, the group's Cg channels at the input position the tap reads
+// (x: channels-last with C channels, from the group's first channel), or
+// `pad` outside the input.
+void GatherTaps(const uint8_t* x, int64_t C, int64_t Cg, const conv::Geom& g, uint8_t pad, int64_t p0, int64_t p1,
+                uint8_t* rows) {
+  const size_t nd = g.nd;
+  std::vector<int64_t> o(nd), kk(nd);
+  for (int64_t p = p0; p < p1; ++p) {
+    int64_t r = p;
+    for (size_t j = nd; j-- > 0;) {
+      o[j] = r % g.out[j];
+      r /= g.out[j];
+    }
+    uint8_t* dst = rows + p * g.kvol * Cg;
+    for (int64_t t = 0; t < g.kvol; ++t, dst += Cg) {
+      conv::KernelTaps(t, g, &kk);
+      int64_t off = 0;
+      bool inside = true;
+      for (size_t j = 0; j < nd && inside; ++j) {
+        const int64_t i = o[j] * g.s[j] - g.pb[j] + kk[j] * g.d[j];
+        inside = i >= 0 && i < g.in[j];
+        off = off * g.in[j] + i;
+      }
+      if (inside)
+        std::memcpy(dst, x + off * C, static_cast<size_t>(Cg));
+      else
+        std::memset(dst, pad, static_cast<size_t>(Cg));
+    }
+  }
+}
+
+// Accumulate (below) with output positions as the GEMM's rows; `packed`: w
+// packed by PackConvWeights (null: packed now).
+Status AccumulateByPosition(KernelContext& ctx, int64_t group, const Tensor& x, int32_t zx, const Tensor& w,
+                            const std::vector<int32_t>& zw, const conv::Geom& g,
+                            const std::vector<int8gemm::PackedB>* packed, const ConvEpilogue& emit) {
+  const int64_t N = x.dims()[0], C = x.dims()[1], M = w.dims()[0];
+  const int64_t Cg = C / group, Mg = M / group, Kc = Cg * g.kvol, OS = g.out_size;
+  thread_local std::vector<int8gemm::PackedB> packed_now;
+  if (packed == nullptr) {
+    PackConvWeights(static_cast<const uint8_t*>(w.raw()), w.type() == ElemType::kInt8, group, Mg, Cg, g.kvol,
+                    &packed_now);
+    packed = &packed_now;
+  }
+  bool pointwise = true;
+  for (size_t j = 0; j < g.nd; ++j)
+    pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
+  const uint8_t pad = static_cast<uint8_t>(zx);  // zx's own bit pattern in x's type
+  const uint8_t* xv = static_cast<const uint8_t*>(x.raw());
+  ThreadPool* pool = ctx.threads();
+  thread_local std::vector<uint8_t> xt, rows;
+  xt.resize(static_cast<size_t>(C * g.in_size));
+  if (!pointwise) rows.resize(static_cast<size_t>(OS * Kc));
+  uint8_t* const xtp = xt.data();
+  uint8_t* const rowp = rows.data();
+  for (int64_t n = 0; n < N; ++n) {
+    if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, "QLinearConv: run terminated on request");
+    TransposeBytes(xv + n * C * g.in_size, C, g.in_size, xtp, pool);
+    for (int64_t grp = 0; grp < group; ++grp) {
+      int8gemm::GemmArgs args;
+      args.M = OS;
+      args.a = xtp + grp * Cg;
+      args.lda = C;
+      if (!pointwise) {
+        ThreadPool::For(pool, OS, std::max<int64_t>(1, 16384 / std::max<int64_t>(Kc, 1)),
+                        [&](int64_t begin, int64_t end) { GatherTaps(xtp + grp * Cg, C, Cg, g, pad, begin, end, rowp); });
+        args.a = rowp;
+        args.lda = Kc;
+      }
+      args.a_signed = x.type() == ElemType::kInt8;
+      args.za = &zx;
+      args.zb = zw.data() + grp * Mg;
+      args.zb_per_column = true;
+      args.epilogue = [&](int64_t p0, int64_t p1, int64_t m0, int64_t m1, const int32_t* c, int64_t ldc) {
+        emit(n, grp * Mg + m0, grp * Mg + m1, p0, p1, c, 1, ldc);
+      };
+      int8gemm::Gemm(args, (*packed)[grp], pool);
+    }
+  }
+  return Status::OK();
+}
 
 // acc[n, m, :] = sum over channels of the group and kernel taps of
 // (x - zx) * (w[m] - zw[m]), exact: per (image, group) one int8gemm::Gemm of
 // w [Mg, Kc] by the im2col columns of x [Kc, out] (x itself for a 1x1,
 // stride-1, unpadded kernel), whose padding reads as zx.
 Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, const Tensor& x, int32_t zx,
-                  const Tensor& w, const std::vector<int32_t>& zw, const conv::Geom& g, const ConvEpilogue& emit) {
+                  const Tensor& w, const std::vector<int32_t>& zw, const conv::Geom& g,
+                  const std::vector<int8gemm::PackedB>* packed, const ConvEpilogue& emit) {
   const int64_t N = x.dims()[0], C = x.dims()[1], M = w.dims()[0];
   const int64_t Cg = C / group, Mg = M / group, Kc = Cg * g.kvol, OS = g.out_size;
   ONYX_CHECK_ARG(FitsBlasInt(Mg) && FitsBlasInt(Kc) && FitsBlasInt(OS), nm.op, ": ", nm.x, " ",
@@ -72,6 +227,7 @@ Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, cons
   if (N * M * OS == 0) return Status::OK();
   for (const Tensor* t : {&x, &w})
     ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, t->type(), nm.op, [](auto) { return Status::OK(); }));
+  if (UsePositionRows(Cg, Mg)) return AccumulateByPosition(ctx, group, x, zx, w, zw, g, packed, emit);
   bool pointwise = true;
   for (size_t j = 0; j < g.nd; ++j)
     pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
@@ -100,7 +256,7 @@ Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, cons
     args.za_per_row = true;
     args.zb = &zx;
     args.epilogue = [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t ldc) {
-      emit(n, grp * Mg + m0, grp * Mg + m1, p0, p1, c, ldc);
+      emit(n, grp * Mg + m0, grp * Mg + m1, p0, p1, c, ldc, 1);
     };
     int8gemm::Gemm(args, packed, pool);
   };
@@ -122,9 +278,45 @@ Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, cons
   return Status::OK();
 }
 
+// Input `index` (w) packed at Init for AccumulateByPosition when it is a
+// constant int8/uint8 tensor whose groups take that path.
+class ConstantConvWeights {
+ public:
+  void Init(const KernelInfo& info, int index, int64_t group) {
+    const Tensor* w = info.ConstantInput(index);
+    if (w == nullptr || (w->type() != ElemType::kInt8 && w->type() != ElemType::kUint8) || w->rank() < 3 ||
+        group < 1 || w->dims()[0] % group != 0)
+      return;
+    const Dims& d = w->dims();
+    int64_t kvol = 1;
+    for (size_t j = 2; j < d.size(); ++j) kvol *= d[j];
+    if (!UsePositionRows(d[1], d[0] / group) || d[0] * d[1] * kvol == 0) return;
+    PackConvWeights(static_cast<const uint8_t*>(w->raw()), w->type() == ElemType::kInt8, group, d[0] / group, d[1],
+                    kvol, &packed_);
+    dims_ = d;
+    type_ = w->type();
+    valid_ = true;
+    info.ReleaseConstantInput(index);  // runs read the packed copy only
+  }
+  // The packed weights when `w` is the constant they came from, else null.
+  const std::vector<int8gemm::PackedB>* Get(const Tensor& w) const {
+    return valid_ && w.dims() == dims_ && w.type() == type_ ? &packed_ : nullptr;
+  }
+
+ private:
+  bool valid_ = false;
+  Dims dims_;
+  ElemType type_ = ElemType::kUndefined;
+  std::vector<int8gemm::PackedB> packed_;
+};
+
 class ConvIntegerKernel final : public OpKernel {
  public:
-  Status Init(const KernelInfo& info) { return ParseConvAttrs(info, "ConvInteger", &attrs_); }
+  Status Init(const KernelInfo& info) {
+    ONYX_RETURN_IF_ERROR(ParseConvAttrs(info, "ConvInteger", &attrs_));
+    weights_.Init(info, 1, attrs_.group);
+    return Status::OK();
+  }
 
   Status Compute(KernelContext& ctx) const override {
     const conv::Names nm{"ConvInteger", "input 0 (x)", "input 1 (w)"};
@@ -143,20 +335,27 @@ class ConvIntegerKernel final : public OpKernel {
     if (y == nullptr) return Status::OK();
     int32_t* yv = y->data<int32_t>();
     const int64_t M = yd[1], OS = g.out_size;
-    return Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g,
-                      [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t ldc) {
+    return Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g, weights_.Get(*w),
+                      [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t sm,
+                          int64_t sp) {
                         for (int64_t m = m0; m < m1; ++m)
-                          std::copy(c + (m - m0) * ldc, c + (m - m0) * ldc + (p1 - p0), yv + (n * M + m) * OS + p0);
+                          for (int64_t p = p0; p < p1; ++p)
+                            yv[(n * M + m) * OS + p] = c[(m - m0) * sm + (p - p0) * sp];
                       });
   }
 
  private:
   conv::Attrs attrs_;
+  ConstantConvWeights weights_;
 };
 
 class QLinearConvKernel final : public OpKernel {
  public:
-  Status Init(const KernelInfo& info) { return ParseConvAttrs(info, "QLinearConv", &attrs_); }
+  Status Init(const KernelInfo& info) {
+    ONYX_RETURN_IF_ERROR(ParseConvAttrs(info, "QLinearConv", &attrs_));
+    weights_.Init(info, 3, attrs_.group);
+    return Status::OK();
+  }
 
   Status Compute(KernelContext& ctx) const override {
     const conv::Names nm{"QLinearConv", "input 0 (x)", "input 3 (w)"};
@@ -199,17 +398,39 @@ class QLinearConvKernel final : public OpKernel {
     return DispatchOver(Int8TypeSet{}, yz->type(), nm.op, [&](auto tag) -> Status {
       using TY = typename decltype(tag)::type;
       TY* yv = y->data<TY>();
-      return Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g,
-                        [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t ldc) {
-                          for (int64_t m = m0; m < m1; ++m)
-                            int8gemm::RequantizeFloat<TY>(c + (m - m0) * ldc, p1 - p0, bv ? bv[m] : 0, &mult[m],
-                                                          false, zy[0], yv + (n * M + m) * OS + p0);
-                        });
+      // Output positions as rows (UsePositionRows): y is made channels-last
+      // first, then transposed.
+      thread_local std::vector<uint8_t> last;
+      TY* ylast = nullptr;
+      if (UsePositionRows(w->dims()[1], M / attrs_.group)) {
+        last.resize(static_cast<size_t>(y->size()));
+        ylast = reinterpret_cast<TY*>(last.data());
+      }
+      ONYX_RETURN_IF_ERROR(Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g, weights_.Get(*w),
+                        [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t sm,
+                            int64_t sp) {
+                          if (sp == 1) {
+                            for (int64_t m = m0; m < m1; ++m)
+                              int8gemm::RequantizeFloat<TY>(c + (m - m0) * sm, p1 - p0, bv ? bv[m] : 0, &mult[m],
+                                                            false, zy[0], yv + (n * M + m) * OS + p0);
+                            return;
+                          }
+                          // Rows of channels: requantized into the channels-last copy of y.
+                          for (int64_t p = p0; p < p1; ++p)
+                            int8gemm::RequantizeFloatPerElement<TY>(c + (p - p0) * sp, m1 - m0, bv ? bv + m0 : nullptr,
+                                                                    mult.data() + m0, zy[0],
+                                                                    ylast + (n * OS + p) * M + m0);
+                        }));
+      if (ylast != nullptr)
+        for (int64_t n = 0; n < yd[0]; ++n)
+          TransposeBytes(last.data() + n * OS * M, OS, M, reinterpret_cast<uint8_t*>(yv) + n * M * OS, ctx.threads());
+      return Status::OK();
     });
   }
 
  private:
   conv::Attrs attrs_;
+  ConstantConvWeights weights_;
 };
 
 }  // namespace
