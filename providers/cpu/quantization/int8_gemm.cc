@@ -96,6 +96,44 @@ ONYX_INT8_VNNI void KernelVnni512(const void* ap, const int8_t* b, int64_t k4, i
     for (int j = 0; j < 4; ++j) _mm512_storeu_si512(tile + i * kNr + j * 16, r[i][j]);
 }
 
+// KernelVnni512 reading A where it lies: `pieces` runs of len4[p] groups of
+// 4 values, row i of run p from rows[p * MR + i]; the panel `b` continues
+// from run to run.
+template <int MR>
+ONYX_INT8_VNNI void KernelVnni512Rows(const uint8_t* const* rows, const int64_t* len4, int64_t pieces,
+                                      const int8_t* b, int32_t* tile, bool accumulate) {
+  __m512i r[MR][4];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j)
+      r[i][j] = accumulate ? _mm512_loadu_si512(tile + i * kNr + j * 16) : _mm512_setzero_si512();
+  for (int64_t p = 0; p < pieces; ++p) {
+    const uint8_t* a[MR];
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) a[i] = rows[p * MR + i];
+    const int64_t n = len4[p];
+    for (int64_t k = 0; k < n; ++k, b += kNr * 4) {
+      const __m512i b0 = _mm512_loadu_si512(b);
+      const __m512i b1 = _mm512_loadu_si512(b + 64);
+      const __m512i b2 = _mm512_loadu_si512(b + 128);
+      const __m512i b3 = _mm512_loadu_si512(b + 192);
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        const __m512i av = _mm512_set1_epi32(static_cast<int>(Load32(a[i] + k * 4)));
+        r[i][0] = _mm512_dpbusd_epi32(r[i][0], av, b0);
+        r[i][1] = _mm512_dpbusd_epi32(r[i][1], av, b1);
+        r[i][2] = _mm512_dpbusd_epi32(r[i][2], av, b2);
+        r[i][3] = _mm512_dpbusd_epi32(r[i][3], av, b3);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) _mm512_storeu_si512(tile + i * kNr + j * 16, r[i][j]);
+}
+
 // AVX2: A packed as int16 ([k4][mr][4]); 16 bytes of the panel (4 columns x
 // 4 values of K) widen to int16 and vpmaddwd sums pairs exactly (|u8 x s8|
 // <= 32640), leaving two partial sums per column that vphaddd joins. The
@@ -174,6 +212,42 @@ inline __attribute__((always_inline)) void CorrectBody(int32_t* tile, int64_t ro
   }
 }
 
+// A micro-kernel over A read where it lies (KernelVnni512Rows).
+using RowsKernelFn = void (*)(const uint8_t* const* rows, const int64_t* len4, int64_t pieces, const int8_t* b,
+                              int32_t* tile, bool accumulate);
+
+// Rows [m0, m0 + mr) of A given by address (GemmArgs::a_rows: `addr`, nseg
+// pieces of seg values each, seg % 4 == 0), raw, as [K/4][mr][4].
+void PackRowsByAddress(const uint8_t* const* addr, int64_t nseg, int64_t seg, int mr, uint8_t* out) {
+  const int64_t step = static_cast<int64_t>(mr) * 4;
+  for (int i = 0; i < mr; ++i) {
+    uint8_t* dst = out + i * 4;
+    for (int64_t s = 0; s < nseg; ++s) {
+      const uint8_t* src = addr[i * nseg + s];
+      for (int64_t k = 0; k < seg; k += 4, dst += step) std::memcpy(dst, src + k, 4);
+    }
+  }
+}
+
+// A tile of raw bytes ([kp/4][mr][4], PackRowsByAddress) made A':
+// each byte ^ flip, in place, or widened into out16 (the int16 paths);
+// rowsum[i] (when not null) = the sum of row i.
+void FinishPackedA(uint8_t* tile, int mr, int64_t kp, uint8_t flip, int32_t* rowsum, int16_t* out16) {
+  const int64_t n = kp * mr;
+  if (out16 != nullptr) {
+    for (int64_t i = 0; i < n; ++i) out16[i] = static_cast<int16_t>(static_cast<uint8_t>(tile[i] ^ flip));
+  } else if (flip != 0) {
+    for (int64_t i = 0; i < n; ++i) tile[i] ^= flip;
+  }
+  if (rowsum == nullptr) return;
+  for (int i = 0; i < mr; ++i) {
+    uint32_t sum = 0;
+    for (int64_t k4 = 0; k4 < kp / 4; ++k4)
+      for (int j = 0; j < 4; ++j) sum += static_cast<uint8_t>(tile[(k4 * mr + i) * 4 + j] ^ (out16 ? flip : 0));
+    rowsum[i] = static_cast<int32_t>(sum);
+  }
+}
+
 using PackAFn = void (*)(const uint8_t*, bool, int64_t, int64_t, int, int64_t, int64_t, void*, int32_t*);
 using CorrectFn = void (*)(int32_t*, int64_t, int64_t, const uint32_t*, const uint32_t*, const uint32_t*,
                            const uint32_t*);
@@ -248,6 +322,7 @@ struct Impl {
   CorrectFn correct;
   PackPanelFn pack_panel;
   KernelFn kernels[kMaxMr + 1];
+  RowsKernelFn rows_kernels[kMaxMr + 1];  // null where the path has none
 };
 
 const Impl kScalarImpl = {4, false, PackABase, CorrectBase, PackPanelBase, {nullptr, KernelScalar<1>, KernelScalar<2>, KernelScalar<3>, KernelScalar<4>}};
@@ -261,7 +336,9 @@ const Impl kVnniImpl = {6,
                         CorrectAvx512,
                         PackPanelAvx512,
                         {nullptr, KernelVnni512<1>, KernelVnni512<2>, KernelVnni512<3>, KernelVnni512<4>,
-                         KernelVnni512<5>, KernelVnni512<6>}};
+                         KernelVnni512<5>, KernelVnni512<6>},
+                        {nullptr, KernelVnni512Rows<1>, KernelVnni512Rows<2>, KernelVnni512Rows<3>,
+                         KernelVnni512Rows<4>, KernelVnni512Rows<5>, KernelVnni512Rows<6>}};
 #endif
 
 Path DetectPath() {
@@ -417,22 +494,19 @@ ONYX_INT8_AVX512 void QuantizeAvx512(const float* x, int64_t n, float s, float z
 }
 #endif
 
-#define ONYX_REQUANT_PATHS(Q)                                                                                     \
-  void RequantBase(const int32_t* a, int64_t n, int32_t b, const int32_t* bv, const float* s, bool p,         \
-                   int32_t z, Q* o) {                                                                          \
-    RequantBody<F4, I4, Q>::Run(a, n, b, bv, s, p, z, o);                                                        \
-  }                                                                                                            \
+// Per path: RequantBody over `rows` rows (strides lda, ldo).
+#define ONYX_REQUANT_FN(NAME, ATTR, F, I, Q)                                                                    \
+  ATTR void NAME(const int32_t* a, int64_t lda, int64_t rows, int64_t n, int32_t b, const int32_t* bv,         \
+                 const float* s, bool p, int32_t z, Q* o, int64_t ldo) {                                       \
+    for (int64_t r = 0; r < rows; ++r) RequantBody<F, I, Q>::Run(a + r * lda, n, b, bv, s, p, z, o + r * ldo); \
+  }
+#define ONYX_REQUANT_PATHS(Q)                                \
+  ONYX_REQUANT_FN(RequantBase, , F4, I4, Q)                  \
   ONYX_REQUANT_X86(Q)
 #ifdef ONYX_INT8_X86
-#define ONYX_REQUANT_X86(Q)                                                                                       \
-  ONYX_INT8_AVX2 void RequantAvx2(const int32_t* a, int64_t n, int32_t b, const int32_t* bv, const float* s,   \
-                                  bool p, int32_t z, Q* o) {                                                   \
-    RequantBody<F8, I8, Q>::Run(a, n, b, bv, s, p, z, o);                                                          \
-  }                                                                                                            \
-  ONYX_INT8_AVX512 void RequantAvx512(const int32_t* a, int64_t n, int32_t b, const int32_t* bv, const float* s, \
-                                      bool p, int32_t z, Q* o) {                                               \
-    RequantBody<F16, I16, Q>::Run(a, n, b, bv, s, p, z, o);                                                        \
-  }
+#define ONYX_REQUANT_X86(Q)                                  \
+  ONYX_REQUANT_FN(RequantAvx2, ONYX_INT8_AVX2, F8, I8, Q)    \
+  ONYX_REQUANT_FN(RequantAvx512, ONYX_INT8_AVX512, F16, I16, Q)
 #else
 #define ONYX_REQUANT_X86(Q)
 #endif
@@ -440,6 +514,7 @@ ONYX_REQUANT_PATHS(uint8_t)
 ONYX_REQUANT_PATHS(int8_t)
 #undef ONYX_REQUANT_PATHS
 #undef ONYX_REQUANT_X86
+#undef ONYX_REQUANT_FN
 
 }  // namespace
 
@@ -478,16 +553,18 @@ void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint
 namespace {
 
 template <typename Q>
-void RequantizeDispatch(const int32_t* acc, int64_t n, int32_t bias, const int32_t* bias_vec, const float* scale,
-                        bool scale_per_element, int32_t zero_point, Q* out) {
+void RequantizeDispatch(const int32_t* acc, int64_t lda, int64_t rows, int64_t n, int32_t bias,
+                        const int32_t* bias_vec, const float* scale, bool scale_per_element, int32_t zero_point,
+                        Q* out, int64_t ldo) {
   const fastmath::Isa isa = fastmath::BestIsa();
 #ifdef ONYX_INT8_X86
   if (isa == fastmath::Isa::kAvx512)
-    return RequantAvx512(acc, n, bias, bias_vec, scale, scale_per_element, zero_point, out);
-  if (isa == fastmath::Isa::kAvx2) return RequantAvx2(acc, n, bias, bias_vec, scale, scale_per_element, zero_point, out);
+    return RequantAvx512(acc, lda, rows, n, bias, bias_vec, scale, scale_per_element, zero_point, out, ldo);
+  if (isa == fastmath::Isa::kAvx2)
+    return RequantAvx2(acc, lda, rows, n, bias, bias_vec, scale, scale_per_element, zero_point, out, ldo);
 #endif
   (void)isa;
-  RequantBase(acc, n, bias, bias_vec, scale, scale_per_element, zero_point, out);
+  RequantBase(acc, lda, rows, n, bias, bias_vec, scale, scale_per_element, zero_point, out, ldo);
 }
 
 }  // namespace
@@ -495,19 +572,19 @@ void RequantizeDispatch(const int32_t* acc, int64_t n, int32_t bias, const int32
 template <typename Q>
 void RequantizeFloat(const int32_t* acc, int64_t n, int32_t bias, const float* scale, bool scale_per_element,
                      int32_t zero_point, Q* out) {
-  RequantizeDispatch(acc, n, bias, nullptr, scale, scale_per_element, zero_point, out);
+  RequantizeDispatch(acc, n, 1, n, bias, nullptr, scale, scale_per_element, zero_point, out, n);
 }
 template <typename Q>
-void RequantizeFloatPerElement(const int32_t* acc, int64_t n, const int32_t* bias, const float* scale,
-                               int32_t zero_point, Q* out) {
-  RequantizeDispatch(acc, n, 0, bias, scale, true, zero_point, out);
+void RequantizeFloatColumns(const int32_t* acc, int64_t lda, int64_t rows, int64_t n, const int32_t* bias,
+                            const float* scale, int32_t zero_point, Q* out, int64_t ldo) {
+  RequantizeDispatch(acc, lda, rows, n, 0, bias, scale, true, zero_point, out, ldo);
 }
 template void RequantizeFloat<uint8_t>(const int32_t*, int64_t, int32_t, const float*, bool, int32_t, uint8_t*);
 template void RequantizeFloat<int8_t>(const int32_t*, int64_t, int32_t, const float*, bool, int32_t, int8_t*);
-template void RequantizeFloatPerElement<uint8_t>(const int32_t*, int64_t, const int32_t*, const float*, int32_t,
-                                                 uint8_t*);
-template void RequantizeFloatPerElement<int8_t>(const int32_t*, int64_t, const int32_t*, const float*, int32_t,
-                                                int8_t*);
+template void RequantizeFloatColumns<uint8_t>(const int32_t*, int64_t, int64_t, int64_t, const int32_t*,
+                                              const float*, int32_t, uint8_t*, int64_t);
+template void RequantizeFloatColumns<int8_t>(const int32_t*, int64_t, int64_t, int64_t, const int32_t*, const float*,
+                                             int32_t, int8_t*, int64_t);
 
 struct Access {
   static const PackedB& Get(const PackedB& b) { return b; }
@@ -594,12 +671,35 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
   if (g.zb != nullptr)
     for (int64_t n = 0; n < (g.zb_per_column ? N : 1) && !need_rowsum; ++n) need_rowsum = g.zb[n] != 0;
   if (!need_rowsum) std::fill(rowsum, rowsum + M, 0);
+  // A by address (GemmArgs::a_rows): read where it lies by the path's rows
+  // kernels when A' is A itself (uint8) and its row sums are not needed,
+  // else packed from those addresses.
+  const bool by_address = static_cast<bool>(g.a_rows);
+  const int64_t nseg = by_address ? std::max<int64_t>(g.a_segments, 1) : 1, seg = K / nseg;
+  const bool direct = by_address && impl.rows_kernels[1] != nullptr && !g.a_signed && !need_rowsum;
+  if (!direct)
   ThreadPool::For(pool, tiles, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, K * MR)),
                   [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t m0 = t * MR;
       const int mr = static_cast<int>(std::min<int64_t>(MR, M - m0));
-      impl.pack_a(a, g.a_signed, g.lda, m0, mr, K, kp, apk + t * tile_stride, need_rowsum ? rowsum + m0 : nullptr);
+      int32_t* rs = need_rowsum ? rowsum + m0 : nullptr;
+      if (by_address) {
+        thread_local std::vector<const uint8_t*> addr;
+        thread_local std::vector<uint8_t> raw;
+        addr.resize(static_cast<size_t>(mr * nseg));
+        g.a_rows(m0, m0 + mr, addr.data());
+        uint8_t* dst = apk + t * tile_stride;
+        if (impl.a_int16) {
+          raw.resize(static_cast<size_t>(kp * mr));
+          dst = raw.data();
+        }
+        PackRowsByAddress(addr.data(), nseg, seg, mr, dst);
+        FinishPackedA(dst, mr, kp, g.a_signed ? 0x80 : 0, rs,
+                      impl.a_int16 ? reinterpret_cast<int16_t*>(apk + t * tile_stride) : nullptr);
+      } else {
+        impl.pack_a(a, g.a_signed, g.lda, m0, mr, K, kp, apk + t * tile_stride, rs);
+      }
     }
   });
 
@@ -614,6 +714,10 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
     cb[n] = static_cast<uint32_t>(cs[n]) - static_cast<uint32_t>(K) * zbn[n];
   }
 
+  // Zero points of 0 on both sides (A' = A, B' = B): nothing to take away.
+  bool no_correction = !need_rowsum;
+  for (int64_t m = 0; m < M && no_correction; ++m) no_correction = zam[m] == 0;
+
   const int64_t panels = (N + kNr - 1) / kNr;
   const int64_t tiles_per_task = std::min<int64_t>(tiles, 16);
   const int64_t mchunks = (tiles + tiles_per_task - 1) / tiles_per_task;
@@ -621,14 +725,46 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
   const int64_t task_work = tiles_per_task * MR * kNr * std::max<int64_t>(kp, 1);
   ThreadPool::For(pool, tasks, std::max<int64_t>(1, (1 << 20) / task_work), [&](int64_t begin, int64_t end) {
     thread_local std::vector<int32_t> acc;
+    thread_local std::vector<const uint8_t*> addr, piece_rows;
+    thread_local std::vector<int64_t> piece_seg, piece_off, piece_len4;
     acc.resize(static_cast<size_t>(tiles_per_task * MR * kNr));
     for (int64_t task = begin; task < end; ++task) {
       const int64_t pi = task / mchunks, t0 = (task % mchunks) * tiles_per_task;
       const int64_t t1 = std::min(tiles, t0 + tiles_per_task);
       const int8_t* panel = Access::panel(b, pi);
       if (k4 == 0) std::fill(acc.begin(), acc.end(), 0);
+      if (direct) {
+        const int64_t r0 = t0 * MR, r1 = std::min(M, t1 * MR);
+        addr.resize(static_cast<size_t>((r1 - r0) * nseg));
+        g.a_rows(r0, r1, addr.data());
+      }
       for (int64_t kb = 0; kb < k4; kb += kKc / 4) {
         const int64_t kn = std::min(kKc / 4, k4 - kb);
+        if (direct) {
+          // The runs of this pass of K: (segment, offset) pieces.
+          piece_seg.clear();
+          piece_off.clear();
+          piece_len4.clear();
+          for (int64_t k = kb * 4, kend = (kb + kn) * 4; k < kend;) {
+            const int64_t s = k / seg, off = k - s * seg, len = std::min(seg - off, kend - k);
+            piece_seg.push_back(s);
+            piece_off.push_back(off);
+            piece_len4.push_back(len / 4);
+            k += len;
+          }
+          const int64_t pieces = static_cast<int64_t>(piece_off.size());
+          piece_rows.resize(static_cast<size_t>(pieces * MR));
+          for (int64_t t = t0; t < t1; ++t) {
+            const int mr = static_cast<int>(std::min<int64_t>(MR, M - t * MR));
+            const uint8_t* const* ta = addr.data() + (t - t0) * MR * nseg;
+            for (int64_t p = 0; p < pieces; ++p) {
+              for (int i = 0; i < mr; ++i) piece_rows[p * mr + i] = ta[i * nseg + piece_seg[p]] + piece_off[p];
+            }
+            impl.rows_kernels[mr](piece_rows.data(), piece_len4.data(), pieces, panel + kb * kNr * 4,
+                                  acc.data() + (t - t0) * MR * kNr, kb > 0);
+          }
+          continue;
+        }
         for (int64_t t = t0; t < t1; ++t) {
           const int mr = static_cast<int>(std::min<int64_t>(MR, M - t * MR));
           impl.kernels[mr](apk + t * tile_stride + kb * mr * 4 * static_cast<int64_t>(esz),
@@ -639,8 +775,9 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t m0 = t * MR, m1 = std::min(M, m0 + MR);
         int32_t* tile = acc.data() + (t - t0) * MR * kNr;
-        impl.correct(tile, m1 - m0, n1 - n0, zam.data() + m0, reinterpret_cast<const uint32_t*>(rowsum) + m0,
-                     cb.data() + n0, zbn.data() + n0);
+        if (!no_correction)
+          impl.correct(tile, m1 - m0, n1 - n0, zam.data() + m0, reinterpret_cast<const uint32_t*>(rowsum) + m0,
+                       cb.data() + n0, zbn.data() + n0);
         if (g.epilogue) {
           g.epilogue(m0, m1, n0, n1, tile, kNr);
         } else {

@@ -67,15 +67,30 @@ Status ResolveShapes(const conv::Names& nm, const conv::Attrs& a, const Tensor& 
 }
 
 // Receives output channels [m0, m1) and output positions [p0, p1) of image
-// n: acc(m, p) = c[(m - m0) * sm + (p - p0) * sp] (sp == 1: rows of
-// channels; sm == 1: rows of positions).
+// n: acc(m, p) = c[(m - m0) * sm + (p - p0) * sp] + off[m - m0] (sp == 1:
+// rows of channels; sm == 1: rows of positions), the addition wrapping in
+// int32; off may be null (0).
 using ConvEpilogue = std::function<void(int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c,
-                                        int64_t sm, int64_t sp)>;
+                                        int64_t sm, int64_t sp, const int32_t* off)>;
 
-// Whether a group of Cg input and Mg output channels runs with output
-// positions as the GEMM's rows (see the top of the file): the packed panels
-// hold 64 output channels, and gathering taps copies Cg bytes at a time.
-bool UsePositionRows(int64_t Cg, int64_t Mg) { return Cg >= 8 && Mg >= 16; }
+// A 1x1, stride-1, unpadded kernel: x itself is the im2col matrix.
+bool IsPointwise(const conv::Geom& g) {
+  bool pointwise = true;
+  for (size_t j = 0; j < g.nd; ++j)
+    pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
+  return pointwise;
+}
+
+// Spatial dims the position-row path walks, at most.
+constexpr size_t kMaxTapDims = 8;
+
+// Whether a conv with weights of shape `wd` [M, Cg, taps...] in `group`
+// groups runs with output positions as the GEMM's rows (see the top of the
+// file): the packed panels hold 64 output channels, and gathering taps
+// copies Cg bytes at a time, so both must be wide enough.
+bool UsePositionRows(const Dims& wd, int64_t group) {
+  return wd.size() >= 3 && wd.size() - 2 <= kMaxTapDims && group >= 1 && wd[1] >= 8 && wd[0] / group >= 16;
+}
 
 // w [M, Cg, taps...] of each group as B [kvol * Cg, Mg] (row k = tap * Cg +
 // channel, the order of the gathered rows), packed.
@@ -130,34 +145,82 @@ void TransposeBytes(const uint8_t* src, int64_t rows, int64_t cols, uint8_t* dst
   });
 }
 
+// The taps of one output position: Next() walks them in order (the last
+// spatial dim fastest), giving the input offset (in positions) each reads, or
+// -1 outside the input.
+class TapWalk {
+ public:
+  TapWalk(const conv::Geom& g, int64_t p) : g_(g) {
+    for (size_t j = g.nd; j-- > 0;) {
+      base_[j] = (p % g.out[j]) * g.s[j] - g.pb[j];
+      p /= g.out[j];
+      kk_[j] = 0;
+    }
+  }
+  int64_t Next() {
+    int64_t off = 0;
+    bool inside = true;
+    for (size_t j = 0; j < g_.nd; ++j) {
+      const int64_t i = base_[j] + kk_[j] * g_.d[j];
+      inside = inside && i >= 0 && i < g_.in[j];
+      off = off * g_.in[j] + i;
+    }
+    for (size_t j = g_.nd; j-- > 0;) {
+      if (++kk_[j] < g_.k[j]) break;
+      kk_[j] = 0;
+    }
+    return inside ? off : -1;
+  }
+
+ private:
+  const conv::Geom& g_;
+  int64_t base_[kMaxTapDims], kk_[kMaxTapDims];
+};
+
 // Rows [p0, p1) of the channels-last im2col of one group: row p holds, tap
 // by tap, the group's Cg channels at the input position the tap reads
 // (x: channels-last with C channels, from the group's first channel), or
 // `pad` outside the input.
 void GatherTaps(const uint8_t* x, int64_t C, int64_t Cg, const conv::Geom& g, uint8_t pad, int64_t p0, int64_t p1,
                 uint8_t* rows) {
-  const size_t nd = g.nd;
-  std::vector<int64_t> o(nd), kk(nd);
   for (int64_t p = p0; p < p1; ++p) {
-    int64_t r = p;
-    for (size_t j = nd; j-- > 0;) {
-      o[j] = r % g.out[j];
-      r /= g.out[j];
-    }
     uint8_t* dst = rows + p * g.kvol * Cg;
+    TapWalk taps(g, p);
     for (int64_t t = 0; t < g.kvol; ++t, dst += Cg) {
-      conv::KernelTaps(t, g, &kk);
-      int64_t off = 0;
-      bool inside = true;
-      for (size_t j = 0; j < nd && inside; ++j) {
-        const int64_t i = o[j] * g.s[j] - g.pb[j] + kk[j] * g.d[j];
-        inside = i >= 0 && i < g.in[j];
-        off = off * g.in[j] + i;
-      }
-      if (inside)
+      const int64_t off = taps.Next();
+      if (off >= 0)
         std::memcpy(dst, x + off * C, static_cast<size_t>(Cg));
       else
         std::memset(dst, pad, static_cast<size_t>(Cg));
+    }
+  }
+}
+
+// GemmArgs::a_rows of the rows GatherTaps would write, for Cg % 4 == 0:
+// for output positions [p0, p1), the address of each tap's Cg channels, or
+// of pad_row (Cg bytes of the pad value) outside the input.
+void TapAddresses(const uint8_t* x, int64_t C, const conv::Geom& g, const uint8_t* pad_row, int64_t p0, int64_t p1,
+                  const uint8_t** out) {
+  if (g.nd == 2) {  // the common case, without TapWalk's loops over dims
+    const int64_t OW = g.out[1], IH = g.in[0], IW = g.in[1];
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t ih0 = (p / OW) * g.s[0] - g.pb[0], iw0 = (p % OW) * g.s[1] - g.pb[1];
+      for (int64_t kh = 0; kh < g.k[0]; ++kh) {
+        const int64_t ih = ih0 + kh * g.d[0];
+        const bool row_in = ih >= 0 && ih < IH;
+        for (int64_t kw = 0; kw < g.k[1]; ++kw) {
+          const int64_t iw = iw0 + kw * g.d[1];
+          *out++ = row_in && iw >= 0 && iw < IW ? x + (ih * IW + iw) * C : pad_row;
+        }
+      }
+    }
+    return;
+  }
+  for (int64_t p = p0; p < p1; ++p) {
+    TapWalk taps(g, p);
+    for (int64_t t = 0; t < g.kvol; ++t) {
+      const int64_t off = taps.Next();
+      *out++ = off >= 0 ? x + off * C : pad_row;
     }
   }
 }
@@ -175,15 +238,21 @@ Status AccumulateByPosition(KernelContext& ctx, int64_t group, const Tensor& x, 
                     &packed_now);
     packed = &packed_now;
   }
-  bool pointwise = true;
-  for (size_t j = 0; j < g.nd; ++j)
-    pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
+  const bool pointwise = IsPointwise(g);
   const uint8_t pad = static_cast<uint8_t>(zx);  // zx's own bit pattern in x's type
   const uint8_t* xv = static_cast<const uint8_t*>(x.raw());
   ThreadPool* pool = ctx.threads();
   thread_local std::vector<uint8_t> xt, rows;
   xt.resize(static_cast<size_t>(C * g.in_size));
-  if (!pointwise) rows.resize(static_cast<size_t>(OS * Kc));
+  // The GEMM reads the taps where they lie in x (by address) when each group
+  // of 4 values of K lies in one tap; else they are gathered into `rows`.
+  // (A 1x1 kernel's rows are x's own: packed from there when they serve
+  // several panels of 64 output channels, measured faster than reading them
+  // in place.)
+  const bool pack_taps = Cg % 4 == 0 && (!pointwise || Mg <= 64);
+  if (!pointwise && !pack_taps) rows.resize(static_cast<size_t>(OS * Kc));
+  const std::vector<uint8_t> pad_row(static_cast<size_t>(Cg), pad);
+  std::vector<int32_t> off(static_cast<size_t>(Mg));
   uint8_t* const xtp = xt.data();
   uint8_t* const rowp = rows.data();
   for (int64_t n = 0; n < N; ++n) {
@@ -194,7 +263,13 @@ Status AccumulateByPosition(KernelContext& ctx, int64_t group, const Tensor& x, 
       args.M = OS;
       args.a = xtp + grp * Cg;
       args.lda = C;
-      if (!pointwise) {
+      if (pack_taps) {
+        const uint8_t* xg = xtp + grp * Cg;
+        args.a_rows = [&, xg](int64_t p0, int64_t p1, const uint8_t** out) {
+          TapAddresses(xg, C, g, pad_row.data(), p0, p1, out);
+        };
+        args.a_segments = g.kvol;
+      } else if (!pointwise) {
         ThreadPool::For(pool, OS, std::max<int64_t>(1, 16384 / std::max<int64_t>(Kc, 1)),
                         [&](int64_t begin, int64_t end) { GatherTaps(xtp + grp * Cg, C, Cg, g, pad, begin, end, rowp); });
         args.a = rowp;
@@ -204,8 +279,20 @@ Status AccumulateByPosition(KernelContext& ctx, int64_t group, const Tensor& x, 
       args.za = &zx;
       args.zb = zw.data() + grp * Mg;
       args.zb_per_column = true;
+      // With uint8 x and int8 w of zero point 0 the zero point of x only
+      // takes zx * (column sum of w) from each channel: the epilogue does
+      // that (off), and the GEMM has nothing to correct.
+      const int8gemm::PackedB& pw = (*packed)[grp];
+      bool fold = !args.a_signed && !pw.shifted();
+      for (int64_t m = 0; m < Mg && fold; ++m) fold = zw[grp * Mg + m] == 0;
+      if (fold) {
+        args.za = nullptr;
+        for (int64_t m = 0; m < Mg; ++m)
+          off[m] = static_cast<int32_t>(0u - static_cast<uint32_t>(zx) * static_cast<uint32_t>(pw.col_sums()[m]));
+      }
+      const int32_t* offp = fold ? off.data() : nullptr;
       args.epilogue = [&](int64_t p0, int64_t p1, int64_t m0, int64_t m1, const int32_t* c, int64_t ldc) {
-        emit(n, grp * Mg + m0, grp * Mg + m1, p0, p1, c, 1, ldc);
+        emit(n, grp * Mg + m0, grp * Mg + m1, p0, p1, c, 1, ldc, offp ? offp + m0 : nullptr);
       };
       int8gemm::Gemm(args, (*packed)[grp], pool);
     }
@@ -227,10 +314,8 @@ Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, cons
   if (N * M * OS == 0) return Status::OK();
   for (const Tensor* t : {&x, &w})
     ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, t->type(), nm.op, [](auto) { return Status::OK(); }));
-  if (UsePositionRows(Cg, Mg)) return AccumulateByPosition(ctx, group, x, zx, w, zw, g, packed, emit);
-  bool pointwise = true;
-  for (size_t j = 0; j < g.nd; ++j)
-    pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
+  if (UsePositionRows(w.dims(), group)) return AccumulateByPosition(ctx, group, x, zx, w, zw, g, packed, emit);
+  const bool pointwise = IsPointwise(g);
   const bool x_signed = x.type() == ElemType::kInt8;
   const uint8_t pad = static_cast<uint8_t>(zx);  // zx's own bit pattern in x's type
   const uint8_t* xv = static_cast<const uint8_t*>(x.raw());
@@ -256,7 +341,7 @@ Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, cons
     args.za_per_row = true;
     args.zb = &zx;
     args.epilogue = [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t ldc) {
-      emit(n, grp * Mg + m0, grp * Mg + m1, p0, p1, c, ldc, 1);
+      emit(n, grp * Mg + m0, grp * Mg + m1, p0, p1, c, ldc, 1, nullptr);
     };
     int8gemm::Gemm(args, packed, pool);
   };
@@ -290,7 +375,7 @@ class ConstantConvWeights {
     const Dims& d = w->dims();
     int64_t kvol = 1;
     for (size_t j = 2; j < d.size(); ++j) kvol *= d[j];
-    if (!UsePositionRows(d[1], d[0] / group) || d[0] * d[1] * kvol == 0) return;
+    if (!UsePositionRows(d, group) || d[0] * d[1] * kvol == 0) return;
     PackConvWeights(static_cast<const uint8_t*>(w->raw()), w->type() == ElemType::kInt8, group, d[0] / group, d[1],
                     kvol, &packed_);
     dims_ = d;
@@ -337,10 +422,13 @@ class ConvIntegerKernel final : public OpKernel {
     const int64_t M = yd[1], OS = g.out_size;
     return Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g, weights_.Get(*w),
                       [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t sm,
-                          int64_t sp) {
-                        for (int64_t m = m0; m < m1; ++m)
+                          int64_t sp, const int32_t* off) {
+                        for (int64_t m = m0; m < m1; ++m) {
+                          const uint32_t o = off ? static_cast<uint32_t>(off[m - m0]) : 0;
                           for (int64_t p = p0; p < p1; ++p)
-                            yv[(n * M + m) * OS + p] = c[(m - m0) * sm + (p - p0) * sp];
+                            yv[(n * M + m) * OS + p] =
+                                static_cast<int32_t>(static_cast<uint32_t>(c[(m - m0) * sm + (p - p0) * sp]) + o);
+                        }
                       });
   }
 
@@ -402,24 +490,28 @@ class QLinearConvKernel final : public OpKernel {
       // first, then transposed.
       thread_local std::vector<uint8_t> last;
       TY* ylast = nullptr;
-      if (UsePositionRows(w->dims()[1], M / attrs_.group)) {
+      if (UsePositionRows(w->dims(), attrs_.group)) {
         last.resize(static_cast<size_t>(y->size()));
         ylast = reinterpret_cast<TY*>(last.data());
       }
       ONYX_RETURN_IF_ERROR(Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g, weights_.Get(*w),
                         [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t sm,
-                            int64_t sp) {
+                            int64_t sp, const int32_t* off) {
+                          // The bias with the epilogue's offsets, wrapping.
+                          thread_local std::vector<int32_t> bias;
+                          bias.resize(static_cast<size_t>(m1 - m0));
+                          for (int64_t m = m0; m < m1; ++m)
+                            bias[m - m0] = static_cast<int32_t>(static_cast<uint32_t>(bv ? bv[m] : 0) +
+                                                                static_cast<uint32_t>(off ? off[m - m0] : 0));
                           if (sp == 1) {
                             for (int64_t m = m0; m < m1; ++m)
-                              int8gemm::RequantizeFloat<TY>(c + (m - m0) * sm, p1 - p0, bv ? bv[m] : 0, &mult[m],
-                                                            false, zy[0], yv + (n * M + m) * OS + p0);
+                              int8gemm::RequantizeFloat<TY>(c + (m - m0) * sm, p1 - p0, bias[m - m0], &mult[m], false,
+                                                            zy[0], yv + (n * M + m) * OS + p0);
                             return;
                           }
                           // Rows of channels: requantized into the channels-last copy of y.
-                          for (int64_t p = p0; p < p1; ++p)
-                            int8gemm::RequantizeFloatPerElement<TY>(c + (p - p0) * sp, m1 - m0, bv ? bv + m0 : nullptr,
-                                                                    mult.data() + m0, zy[0],
-                                                                    ylast + (n * OS + p) * M + m0);
+                          int8gemm::RequantizeFloatColumns<TY>(c, sp, p1 - p0, m1 - m0, bias.data(), mult.data() + m0,
+                                                               zy[0], ylast + (n * OS + p0) * M + m0, M);
                         }));
       if (ylast != nullptr)
         for (int64_t n = 0; n < yd[0]; ++n)
