@@ -355,6 +355,31 @@ def test_quantize_per_tensor_ties_and_saturation(dtype, elem, since):
         assert y[5] == info.max and y[6] == info.min
 
 
+@pytest.mark.parametrize("dtype,elem", [(np.uint8, TensorProto.UINT8), (np.int8, TensorProto.INT8)])
+def test_quantize_8bit_long_runs_match_reference(dtype, elem):
+    # Long enough for the vector loops (16 floats at a time) and their tails:
+    # ties, values far out of range and random values, against onnx.reference
+    # and onnxruntime; infinities saturate and NaN gives the zero point
+    # (both undefined in the reference, which casts them to int32).
+    rng = np.random.default_rng(3)
+    special = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 127.5, 128.5, -128.5, 254.5, 255.5, 1e8, -1e8, 0.0, -0.0],
+                       np.float32)
+    x = np.concatenate([special, (rng.standard_normal(1000) * 80).astype(np.float32),
+                        np.round(rng.standard_normal(300) * 100).astype(np.float32) + 0.5])
+    rng.shuffle(x)
+    z = np.array(7 if dtype == np.uint8 else -3, dtype)
+    m = _q_model(TensorProto.FLOAT, x.shape, (), elem, 13)
+    _check(m, {"x": x, "s": np.array(1.0, np.float32), "z": z})
+    _check(m, {"x": x, "s": np.array(0.37, np.float32), "z": z})
+    xn = x.copy()
+    xn[::37] = np.nan
+    xn[5::37] = np.inf
+    xn[6::37] = -np.inf
+    y = _ours(m, {"x": xn, "s": np.array(0.37, np.float32), "z": z})[0]
+    info = np.iinfo(dtype)
+    assert (y[::37] == z).all() and (y[5::37] == info.max).all() and (y[6::37] == info.min).all()
+
+
 @pytest.mark.parametrize("axis", [1, -2, 0, 2])
 def test_quantize_dequantize_per_axis(axis):
     x = RNG.standard_normal((2, 3, 4)).astype(np.float32) * 50

@@ -19,6 +19,10 @@
 #include "providers/cpu/common/narrow_float.h"
 #include "providers/kernel.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace onyx {
 
 namespace {
@@ -260,11 +264,29 @@ __attribute__((target("avx2"))) void Quant8Avx2(const float* x, T* y, int64_t b,
                                                 float l, float h) {
   Quant8Body(x, y, b, e, sc, z, l, h);
 }
+// Quant8Body in AVX-512 intrinsics (what GCC made of it took twice the
+// instructions): the same division, clamp, and rounding half to even by the
+// conversion (MXCSR's default); NaN lanes are masked to 0, then zp.
 template <typename T>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx2"))) void Quant8Avx512(const float* x, T* y, int64_t b,
                                                                            int64_t e, float sc, float z, float l,
                                                                            float h) {
-  Quant8Body(x, y, b, e, sc, z, l, h);
+  const __m512 vs = _mm512_set1_ps(sc), vl = _mm512_set1_ps(l), vh = _mm512_set1_ps(h);
+  const __m512i vz = _mm512_set1_epi32(static_cast<int32_t>(z));
+  int64_t i = b;
+  for (; i + 16 <= e; i += 16) {
+    const __m512 q = _mm512_div_ps(_mm512_loadu_ps(x + i), vs);
+    const __mmask16 ordered = _mm512_cmp_ps_mask(q, q, _CMP_ORD_Q);
+    const __m512 c = _mm512_min_ps(_mm512_max_ps(q, vl), vh);
+    const __m512i r = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(ordered, c), vz);  // in T's range
+    __m128i packed;
+    if constexpr (std::is_same<T, uint8_t>::value)
+      packed = _mm512_cvtusepi32_epi8(r);
+    else
+      packed = _mm512_cvtsepi32_epi8(r);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), packed);
+  }
+  Quant8Body(x, y, i, e, sc, z, l, h);
 }
 #endif
 
