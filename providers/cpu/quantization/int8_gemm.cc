@@ -676,7 +676,9 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
   // else packed from those addresses.
   const bool by_address = static_cast<bool>(g.a_rows);
   const int64_t nseg = by_address ? std::max<int64_t>(g.a_segments, 1) : 1, seg = K / nseg;
-  const bool direct = by_address && impl.rows_kernels[1] != nullptr && !g.a_signed && !need_rowsum;
+  // Pieces shorter than 16 values would reload the rows' addresses every few
+  // steps: those are packed (an image's first conv, 3 or 4 channels a tap).
+  const bool direct = by_address && impl.rows_kernels[1] != nullptr && !g.a_signed && !need_rowsum && seg >= 16;
   if (!direct)
   ThreadPool::For(pool, tiles, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, K * MR)),
                   [&](int64_t begin, int64_t end) {
