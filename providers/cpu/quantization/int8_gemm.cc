@@ -774,18 +774,20 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
         }
       }
       const int64_t n0 = pi * kNr, n1 = std::min(N, n0 + kNr);
-      for (int64_t t = t0; t < t1; ++t) {
-        const int64_t m0 = t * MR, m1 = std::min(M, m0 + MR);
-        int32_t* tile = acc.data() + (t - t0) * MR * kNr;
-        if (!no_correction)
-          impl.correct(tile, m1 - m0, n1 - n0, zam.data() + m0, reinterpret_cast<const uint32_t*>(rowsum) + m0,
-                       cb.data() + n0, zbn.data() + n0);
-        if (g.epilogue) {
-          g.epilogue(m0, m1, n0, n1, tile, kNr);
-        } else {
-          for (int64_t m = m0; m < m1; ++m)
-            std::memcpy(g.c + m * g.ldc + n0, tile + (m - m0) * kNr, static_cast<size_t>(n1 - n0) * sizeof(int32_t));
+      if (!no_correction) {
+        for (int64_t t = t0; t < t1; ++t) {
+          const int64_t m0 = t * MR, m1 = std::min(M, m0 + MR);
+          impl.correct(acc.data() + (t - t0) * MR * kNr, m1 - m0, n1 - n0, zam.data() + m0,
+                       reinterpret_cast<const uint32_t*>(rowsum) + m0, cb.data() + n0, zbn.data() + n0);
         }
+      }
+      // The task's tiles lie one after another: rows [t0 * MR, ...) at stride kNr.
+      const int64_t m0 = t0 * MR, m1 = std::min(M, t1 * MR);
+      if (g.epilogue) {
+        g.epilogue(m0, m1, n0, n1, acc.data(), kNr);
+      } else {
+        for (int64_t m = m0; m < m1; ++m)
+          std::memcpy(g.c + m * g.ldc + n0, acc.data() + (m - m0) * kNr, static_cast<size_t>(n1 - n0) * sizeof(int32_t));
       }
     }
   });
