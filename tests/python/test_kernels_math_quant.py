@@ -380,6 +380,16 @@ def test_quantize_8bit_long_runs_match_reference(dtype, elem):
     assert (y[::37] == z).all() and (y[5::37] == info.max).all() and (y[6::37] == info.min).all()
 
 
+@pytest.mark.parametrize("dtype,elem", [(np.uint8, TensorProto.UINT8), (np.int8, TensorProto.INT8)])
+def test_dequantize_8bit_long_runs_match_reference(dtype, elem):
+    # Every code, in runs long enough for the vector loop and its tail.
+    info = np.iinfo(dtype)
+    x = np.concatenate([np.arange(info.min, info.max + 1), np.arange(info.max, info.min + 40, -1)]).astype(dtype)
+    m = _dq_model(elem, x.shape, (), True, 21)
+    for s, z in [(0.37, 7), (1e-3, -3 if info.min < 0 else 200), (3.0, 0)]:
+        _check(m, {"x": x, "s": np.array(s, np.float32), "z": np.array(z, dtype)}, exact=True)
+
+
 @pytest.mark.parametrize("axis", [1, -2, 0, 2])
 def test_quantize_dequantize_per_axis(axis):
     x = RNG.standard_normal((2, 3, 4)).astype(np.float32) * 50

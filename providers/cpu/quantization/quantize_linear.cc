@@ -432,6 +432,24 @@ class QuantizeLinearKernel final : public OpKernel {
 
 // ---------------------------------------------------------------------------
 
+#if defined(__x86_64__) || defined(__i386__)
+// y[i] = (float(x[i]) - z) * s for 8-bit codes over [b, e), AVX-512 (the
+// compiled loop widened the bytes in several steps): the same two float
+// operations, so the same values.
+template <typename T>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx2"))) void Dequant8Avx512(const T* x, float* y, int64_t b,
+                                                                             int64_t e, float z, float s) {
+  const __m512 vz = _mm512_set1_ps(z), vs = _mm512_set1_ps(s);
+  int64_t i = b;
+  for (; i + 16 <= e; i += 16) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i));
+    const __m512i w = std::is_same<T, uint8_t>::value ? _mm512_cvtepu8_epi32(q) : _mm512_cvtepi8_epi32(q);
+    _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(w), vz), vs));
+  }
+  for (; i < e; ++i) y[i] = (static_cast<float>(x[i]) - z) * s;
+}
+#endif
+
 // DequantizeLinear's common case (8- to 32-bit integer codes, one float
 // scale, float output) as one typed loop the compiler vectorizes; false when
 // the case is another one.
@@ -443,6 +461,15 @@ bool DequantizePerTensor(KernelContext& ctx, const Tensor& X, const TS* s, const
     using T = typename Q::Storage;
     const T* xv = X.data<T>();
     const float zv = z != nullptr ? Q::Load(z, 0) : 0.f, sv = s[0];
+#if defined(__x86_64__) || defined(__i386__)
+    if constexpr (sizeof(T) == 1) {
+      if (fastmath::BestIsa() == fastmath::Isa::kAvx512) {
+        ThreadPool::For(ctx.threads(), X.size(), 1 << 15,
+                        [&](int64_t b, int64_t e) { Dequant8Avx512(xv, y, b, e, zv, sv); });
+        return true;
+      }
+    }
+#endif
     ThreadPool::For(ctx.threads(), X.size(), 1 << 15, [&](int64_t b, int64_t e) {
       const T* __restrict xs = xv;  // locals: see QuantizeFloatTo8Bit
       TO* __restrict ys = y;
