@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "providers/cpu/common/fast_math.h"
 #include "providers/cpu/common/vector_types.h"
@@ -325,11 +326,11 @@ struct Impl {
   RowsKernelFn rows_kernels[kMaxMr + 1];  // null where the path has none
 };
 
-const Impl kScalarImpl = {4, false, PackABase, CorrectBase, PackPanelBase, {nullptr, KernelScalar<1>, KernelScalar<2>, KernelScalar<3>, KernelScalar<4>}};
+const Impl kScalarImpl = {4, false, PackABase, CorrectBase, PackPanelBase, {nullptr, KernelScalar<1>, KernelScalar<2>, KernelScalar<3>, KernelScalar<4>}, {}};
 #ifdef ONYX_INT8_X86
 // 4 rows: 8 accumulators, 2 B vectors, A and the products stay in AVX2's
 // 16 ymm (GCC spills at 5 and 6 rows, measured ~35% slower).
-const Impl kAvx2Impl = {4, true, PackAAvx2, CorrectAvx2, PackPanelAvx2, {nullptr, KernelAvx2<1>, KernelAvx2<2>, KernelAvx2<3>, KernelAvx2<4>}};
+const Impl kAvx2Impl = {4, true, PackAAvx2, CorrectAvx2, PackPanelAvx2, {nullptr, KernelAvx2<1>, KernelAvx2<2>, KernelAvx2<3>, KernelAvx2<4>}, {}};
 const Impl kVnniImpl = {6,
                         false,
                         PackAAvx512,
@@ -410,26 +411,25 @@ struct QuantBody {
     *bad = b;
   }
 
-  // Adding and taking away 1.5 * 2^23 rounds half to even (|x / s| < 2^22).
-  static inline __attribute__((always_inline)) void Quantize(const float* x, int64_t n, float s, float zp,
-                                                            uint8_t* q) {
-    int64_t i = 0;
-    for (; i + W <= n; i += W) {
-      F v;
-      std::memcpy(&v, x + i, sizeof(v));
-      v = ((v / s + 12582912.f) - 12582912.f) + zp;
-      v = v < 0.f ? F{} + 0.f : v;
-      v = v > 255.f ? F{} + 255.f : v;
-      const I r = __builtin_convertvector(v, I);
-      for (int k = 0; k < W; ++k) q[i + k] = static_cast<uint8_t>(r[k]);
-    }
-    for (; i < n; ++i) {
-      float v = ((x[i] / s + 12582912.f) - 12582912.f) + zp;
-      v = v < 0.f ? 0.f : (v > 255.f ? 255.f : v);
-      q[i] = static_cast<uint8_t>(static_cast<int32_t>(v));
-    }
-  }
 };
+
+// q[i] = saturate(round_half_even(x[i] / s) + zp) for 8-bit Q, NaN giving
+// zp: the quotient clamped to Q's range less zp, then rounded by adding and
+// taking away 1.5 * 2^23 (exact there). The loop the compiler vectorizes
+// for baseline and AVX2 (its arguments are locals: a store through an 8-bit
+// pointer may alias anything).
+template <typename Q>
+inline __attribute__((always_inline)) void Quantize8Body(const float* __restrict x, int64_t n, float s, int32_t zp,
+                                                         Q* __restrict q) {
+  const float lo = static_cast<float>(std::numeric_limits<Q>::min() - zp);
+  const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i] / s;
+    v = v == v ? v : 0.f;
+    v = v < lo ? lo : (v > hi ? hi : v);
+    q[i] = static_cast<Q>(static_cast<int32_t>((v + 12582912.f) - 12582912.f) + zp);
+  }
+}
 
 // RequantizeFloat over W lanes at a time. Adding and taking away 1.5 * 2^23
 // rounds half to even once the value is clamped to the output's range.
@@ -478,23 +478,48 @@ struct RequantBody {
 };
 
 void RangeBase(const float* x, int64_t n, float* lo, float* hi, float* bad) { QuantBody<F4, I4>::Range(x, n, lo, hi, bad); }
-void QuantizeBase(const float* x, int64_t n, float s, float zp, uint8_t* q) { QuantBody<F4, I4>::Quantize(x, n, s, zp, q); }
+template <typename Q>
+void Quantize8Base(const float* x, int64_t n, float s, int32_t zp, Q* q) {
+  Quantize8Body(x, n, s, zp, q);
+}
 #ifdef ONYX_INT8_X86
 ONYX_INT8_AVX2 void RangeAvx2(const float* x, int64_t n, float* lo, float* hi, float* bad) {
   QuantBody<F8, I8>::Range(x, n, lo, hi, bad);
 }
-ONYX_INT8_AVX2 void QuantizeAvx2(const float* x, int64_t n, float s, float zp, uint8_t* q) {
-  QuantBody<F8, I8>::Quantize(x, n, s, zp, q);
+template <typename Q>
+ONYX_INT8_AVX2 void Quantize8Avx2(const float* x, int64_t n, float s, int32_t zp, Q* q) {
+  Quantize8Body(x, n, s, zp, q);
 }
 ONYX_INT8_AVX512 void RangeAvx512(const float* x, int64_t n, float* lo, float* hi, float* bad) {
   QuantBody<F16, I16>::Range(x, n, lo, hi, bad);
 }
-ONYX_INT8_AVX512 void QuantizeAvx512(const float* x, int64_t n, float s, float zp, uint8_t* q) {
-  QuantBody<F16, I16>::Quantize(x, n, s, zp, q);
+// Quantize8Body in intrinsics (what GCC made of the loop took twice the
+// instructions): the same division and clamp, the conversion rounding half
+// to even (MXCSR's default), NaN lanes masked to 0, a saturating narrow.
+template <typename Q>
+ONYX_INT8_AVX512 void Quantize8Avx512(const float* x, int64_t n, float s, int32_t zp, Q* q) {
+  const __m512 vs = _mm512_set1_ps(s);
+  const __m512 vl = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::min() - zp));
+  const __m512 vh = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - zp));
+  const __m512i vz = _mm512_set1_epi32(zp);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_div_ps(_mm512_loadu_ps(x + i), vs);
+    const __mmask16 ordered = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
+    // The masked forms: GCC 12's plain max/min/narrow pass an uninitialised
+    // source that -Wmaybe-uninitialized reports.
+    const __m512 lo = _mm512_mask_max_ps(v, 0xFFFF, v, vl);
+    const __m512 c = _mm512_mask_min_ps(lo, 0xFFFF, lo, vh);
+    const __m512i r = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(ordered, c), vz);  // in Q's range
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i packed = std::is_same<Q, uint8_t>::value ? _mm512_mask_cvtusepi32_epi8(zero, 0xFFFF, r)
+                                                           : _mm512_mask_cvtsepi32_epi8(zero, 0xFFFF, r);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i), packed);
+  }
+  Quantize8Body(x + i, n - i, s, zp, q + i);
 }
 #endif
 
-// Per path: RequantBody over `rows` rows (strides lda, ldo).
 #define ONYX_REQUANT_FN(NAME, ATTR, F, I, Q)                                                                    \
   ATTR void NAME(const int32_t* a, int64_t lda, int64_t rows, int64_t n, int32_t b, const int32_t* bv,         \
                  const float* s, bool p, int32_t z, Q* o, int64_t ldo) {                                       \
@@ -539,15 +564,21 @@ int64_t DynamicQuantizeParams(const float* x, int64_t n, float* scale, int32_t* 
   return -1;
 }
 
-void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* q) {
-  const float zp = static_cast<float>(zero_point);
+template <typename Q>
+void QuantizeFloat8(const float* x, int64_t n, float scale, int32_t zero_point, Q* q) {
   const fastmath::Isa isa = fastmath::BestIsa();
 #ifdef ONYX_INT8_X86
-  if (isa == fastmath::Isa::kAvx512) return QuantizeAvx512(x, n, scale, zp, q);
-  if (isa == fastmath::Isa::kAvx2) return QuantizeAvx2(x, n, scale, zp, q);
+  if (isa == fastmath::Isa::kAvx512) return Quantize8Avx512(x, n, scale, zero_point, q);
+  if (isa == fastmath::Isa::kAvx2) return Quantize8Avx2(x, n, scale, zero_point, q);
 #endif
   (void)isa;
-  QuantizeBase(x, n, scale, zp, q);
+  Quantize8Base(x, n, scale, zero_point, q);
+}
+template void QuantizeFloat8<uint8_t>(const float*, int64_t, float, int32_t, uint8_t*);
+template void QuantizeFloat8<int8_t>(const float*, int64_t, float, int32_t, int8_t*);
+
+void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* q) {
+  QuantizeFloat8(x, n, scale, zero_point, q);
 }
 
 namespace {

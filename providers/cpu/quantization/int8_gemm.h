@@ -100,8 +100,12 @@ void Gemm(const GemmArgs& args, const PackedB& b, ThreadPool* pool);
 // zero point round_half_even(-lo / scale) within [0, 255]. Returns the flat
 // index of the first value that is not finite, or -1 (then sets both).
 int64_t DynamicQuantizeParams(const float* x, int64_t n, float* scale, int32_t* zero_point);
-// q[i] = saturate_u8(round_half_even(x[i] / scale) + zero_point), for the
-// parameters above (|x[i] / scale| <= 255). Vectorized on every path.
+// q[i] = saturate(round_half_even(x[i] / scale) + zero_point) for Q int8 or
+// uint8, NaN giving zero_point (QuantizeLinear's float case). Vectorized on
+// every path.
+template <typename Q>
+void QuantizeFloat8(const float* x, int64_t n, float scale, int32_t zero_point, Q* q);
+// QuantizeFloat8 to uint8, for the parameters above.
 void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* q);
 
 // onnxruntime's requantization of an integer accumulator (MLAS's
