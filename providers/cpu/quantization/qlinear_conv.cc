@@ -101,20 +101,22 @@ bool UsePositionRows(const Dims& wd, int64_t group) {
 // whatever w holds there (0).
 int64_t PaddedChannels(int64_t Cg, int64_t group) { return group == 1 ? (Cg + 3) / 4 * 4 : Cg; }
 
+void TransposeBytes(const uint8_t* src, int64_t rows, int64_t cols, uint8_t* dst, int64_t ldd, ThreadPool* pool);
+
 // w [M, Cg, taps...] of each group as B [kvol * Cp, Mg] (row k = tap * Cp +
 // channel, the order of the gathered rows; rows of channels >= Cg are 0),
-// packed.
+// packed: the group's [Mg, Cg * kvol] block transposed, its rows then put in
+// tap-major order.
 void PackConvWeights(const uint8_t* w, bool w_signed, int64_t group, int64_t Mg, int64_t Cg, int64_t Cp,
                      int64_t kvol, std::vector<int8gemm::PackedB>* out) {
   const int64_t K = kvol * Cp;
-  std::vector<uint8_t> b(static_cast<size_t>(K * Mg), 0);
+  std::vector<uint8_t> t(static_cast<size_t>(Cg * kvol * Mg)), b(static_cast<size_t>(K * Mg), 0);
   out->clear();
   for (int64_t grp = 0; grp < group; ++grp) {
-    for (int64_t m = 0; m < Mg; ++m) {
-      const uint8_t* wm = w + (grp * Mg + m) * Cg * kvol;
-      for (int64_t c = 0; c < Cg; ++c)
-        for (int64_t t = 0; t < kvol; ++t) b[(t * Cp + c) * Mg + m] = wm[c * kvol + t];
-    }
+    TransposeBytes(w + grp * Mg * Cg * kvol, Mg, Cg * kvol, t.data(), Mg, nullptr);  // t[c * kvol + tap][m]
+    for (int64_t c = 0; c < Cg; ++c)
+      for (int64_t tap = 0; tap < kvol; ++tap)
+        std::memcpy(b.data() + (tap * Cp + c) * Mg, t.data() + (c * kvol + tap) * Mg, static_cast<size_t>(Mg));
     out->push_back(int8gemm::PackedB::Pack(b.data(), w_signed, K, Mg, Mg));
   }
 }
