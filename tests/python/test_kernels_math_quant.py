@@ -586,7 +586,8 @@ def test_dynamic_quantize_linear():
 # Lengths around the SIMD widths (4, 8, 16 floats) so the vector bodies and
 # their tails both run; ranges all positive, all negative and mixed, and
 # values exactly halfway between two steps (round half to even).
-@pytest.mark.parametrize("n", [1, 7, 15, 16, 17, 33, 1000, 4099])
+# 100003: several chunks of the range and quantize passes, split over threads.
+@pytest.mark.parametrize("n", [1, 7, 15, 16, 17, 33, 1000, 4099, 100003])
 @pytest.mark.parametrize("kind", ["mixed", "positive", "negative", "halves"])
 def test_dynamic_quantize_linear_vector_paths(n, kind):
     if kind == "mixed":
@@ -608,6 +609,14 @@ def test_dynamic_quantize_linear_all_zero_scale_one_like_onnxruntime():
     ref = ort.InferenceSession(_dql_model([3, 5]).SerializeToString(), providers=["CPUExecutionProvider"]).run(
         None, {"x": x})
     assert (y == 0).all() and s == ref[1] and z == ref[2] == 0
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_dynamic_quantize_linear_non_finite_names_index_in_a_later_chunk(bad):
+    x = np.ones(100000, np.float32)
+    x[77777] = bad
+    with pytest.raises(Exception, match="index 77777"):
+        _ours(_dql_model([100000]), {"x": x})
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])

@@ -543,17 +543,40 @@ ONYX_REQUANT_PATHS(int8_t)
 
 }  // namespace
 
-int64_t DynamicQuantizeParams(const float* x, int64_t n, float* scale, int32_t* zero_point) {
-  float lo = 0.f, hi = 0.f, bad = 0.f;
+namespace {
+
+// Range of QuantBody over x[0, n) on the widest path.
+void RangeOf(const float* x, int64_t n, float* lo, float* hi, float* bad) {
   const fastmath::Isa isa = fastmath::BestIsa();
 #ifdef ONYX_INT8_X86
-  if (isa == fastmath::Isa::kAvx512) RangeAvx512(x, n, &lo, &hi, &bad);
-  else if (isa == fastmath::Isa::kAvx2) RangeAvx2(x, n, &lo, &hi, &bad);
-  else RangeBase(x, n, &lo, &hi, &bad);
-#else
-  (void)isa;
-  RangeBase(x, n, &lo, &hi, &bad);
+  if (isa == fastmath::Isa::kAvx512) return RangeAvx512(x, n, lo, hi, bad);
+  if (isa == fastmath::Isa::kAvx2) return RangeAvx2(x, n, lo, hi, bad);
 #endif
+  (void)isa;
+  RangeBase(x, n, lo, hi, bad);
+}
+
+constexpr int64_t kQuantChunk = 1 << 15;  // values per task of the pool
+
+}  // namespace
+
+int64_t DynamicQuantizeParams(const float* x, int64_t n, float* scale, int32_t* zero_point, ThreadPool* pool) {
+  // Per chunk, then combined (min and max are exact in any order; `bad`
+  // only tells whether some value is not finite).
+  const int64_t chunks = std::max<int64_t>(1, (n + kQuantChunk - 1) / kQuantChunk);
+  std::vector<float> los(static_cast<size_t>(chunks)), his(los.size()), bads(los.size());
+  ThreadPool::For(pool, chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      const int64_t i0 = c * kQuantChunk, i1 = std::min(n, i0 + kQuantChunk);
+      RangeOf(x + i0, i1 - i0, &los[c], &his[c], &bads[c]);
+    }
+  });
+  float lo = 0.f, hi = 0.f, bad = 0.f;
+  for (int64_t c = 0; c < chunks; ++c) {
+    lo = std::min(lo, los[c]);
+    hi = std::max(hi, his[c]);
+    bad += bads[c];
+  }
   if (bad != 0.f) {
     for (int64_t i = 0; i < n; ++i)
       if (!std::isfinite(x[i])) return i;
@@ -577,8 +600,9 @@ void QuantizeFloat8(const float* x, int64_t n, float scale, int32_t zero_point, 
 template void QuantizeFloat8<uint8_t>(const float*, int64_t, float, int32_t, uint8_t*);
 template void QuantizeFloat8<int8_t>(const float*, int64_t, float, int32_t, int8_t*);
 
-void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* q) {
-  QuantizeFloat8(x, n, scale, zero_point, q);
+void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* q, ThreadPool* pool) {
+  ThreadPool::For(pool, n, kQuantChunk,
+                  [&](int64_t b, int64_t e) { QuantizeFloat8(x + b, e - b, scale, zero_point, q + b); });
 }
 
 namespace {

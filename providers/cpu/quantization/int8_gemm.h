@@ -99,14 +99,17 @@ void Gemm(const GemmArgs& args, const PackedB& b, ThreadPool* pool);
 // max(0, max x)], scale (hi - lo) / 255 (1 when hi == lo, as onnxruntime),
 // zero point round_half_even(-lo / scale) within [0, 255]. Returns the flat
 // index of the first value that is not finite, or -1 (then sets both).
-int64_t DynamicQuantizeParams(const float* x, int64_t n, float* scale, int32_t* zero_point);
+// `pool` (may be null) splits the pass over x.
+int64_t DynamicQuantizeParams(const float* x, int64_t n, float* scale, int32_t* zero_point,
+                              ThreadPool* pool = nullptr);
 // q[i] = saturate(round_half_even(x[i] / scale) + zero_point) for Q int8 or
 // uint8, NaN giving zero_point (QuantizeLinear's float case). Vectorized on
 // every path.
 template <typename Q>
 void QuantizeFloat8(const float* x, int64_t n, float scale, int32_t zero_point, Q* q);
-// QuantizeFloat8 to uint8, for the parameters above.
-void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* q);
+// QuantizeFloat8 to uint8, for the parameters above, split over `pool` (may
+// be null).
+void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* q, ThreadPool* pool = nullptr);
 
 // onnxruntime's requantization of an integer accumulator (MLAS's
 // MlasRequantizeOutput, and the epilogues of its QLinearConv/QGemm kernels),
