@@ -503,15 +503,7 @@ class QLinearConvKernel final : public OpKernel {
     return DispatchOver(Int8TypeSet{}, yz->type(), nm.op, [&](auto tag) -> Status {
       using TY = typename decltype(tag)::type;
       TY* yv = y->data<TY>();
-      // Output positions as rows (UsePositionRows): y is made channels-last
-      // first, then transposed.
-      thread_local std::vector<uint8_t> last;
-      TY* ylast = nullptr;
-      if (UsePositionRows(w->dims(), attrs_.group)) {
-        last.resize(static_cast<size_t>(y->size()));
-        ylast = reinterpret_cast<TY*>(last.data());
-      }
-      ONYX_RETURN_IF_ERROR(Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g, weights_.Get(*w),
+      return Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g, weights_.Get(*w),
                         [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t sm,
                             int64_t sp, const int32_t* off) {
                           // The bias with the epilogue's offsets, wrapping.
@@ -526,15 +518,15 @@ class QLinearConvKernel final : public OpKernel {
                                                             zy[0], yv + (n * M + m) * OS + p0);
                             return;
                           }
-                          // Rows of channels: requantized into the channels-last copy of y.
+                          // Rows of channels: requantized into a block of its own,
+                          // which goes into y's channel planes transposed.
+                          thread_local std::vector<TY> block;
+                          block.resize(static_cast<size_t>((p1 - p0) * (m1 - m0)));
                           int8gemm::RequantizeFloatColumns<TY>(c, sp, p1 - p0, m1 - m0, bias.data(), mult.data() + m0,
-                                                               zy[0], ylast + (n * OS + p0) * M + m0, M);
-                        }));
-      if (ylast != nullptr)
-        for (int64_t n = 0; n < yd[0]; ++n)
-          TransposeBytes(last.data() + n * OS * M, OS, M, reinterpret_cast<uint8_t*>(yv) + n * M * OS, OS,
-                         ctx.threads());
-      return Status::OK();
+                                                               zy[0], block.data(), m1 - m0);
+                          TransposeBytes(reinterpret_cast<const uint8_t*>(block.data()), p1 - p0, m1 - m0,
+                                         reinterpret_cast<uint8_t*>(yv + (n * M + m0) * OS + p0), OS, nullptr);
+                        });
     });
   }
 
