@@ -5,16 +5,18 @@
 // reference and onnxruntime. The sums come exactly from an integer GEMM per
 // (image, group) (int8gemm::Gemm, int8_gemm.h). Where a group has enough
 // input and output channels (UsePositionRows) the GEMM's rows are output
-// positions: x goes channels-last once per image, each row gathers the
-// kernel's taps (x itself for a 1x1 kernel), and w, B [taps x channels,
-// output channels], is packed once at Init when constant, so the packed
-// panels are full and the zero point of x comes in through w's column sums.
-// Otherwise (few channels: the first conv of an image net, depthwise) the
-// rows are output channels of w over im2col columns of x;
-// ConvInteger returns them as int32, QLinearConv adds the int32 bias and
-// requantizes each output channel with x_scale * w_scale[m] / y_scale in
-// float, as onnxruntime does (int8gemm::RequantizeFloat; why not the
-// reference's double: see qlinear_matmul.cc).
+// positions (AccumulateByPosition): x goes channels-last once per image, the
+// GEMM reads each row's taps where they lie in that copy (GemmArgs::a_rows;
+// x's own rows for a 1x1 kernel), and w, B [taps x channels, output
+// channels], is packed once at Init when constant, so the packed panels are
+// full; with uint8 x and w's zero points 0, x's zero point is a per-channel
+// offset the epilogue adds (zx times w's column sums). Otherwise (few
+// channels: the first conv of an image net, depthwise) the rows are output
+// channels of w over im2col columns of x. ConvInteger returns the sums as
+// int32, QLinearConv adds the int32 bias and requantizes each output channel
+// with x_scale * w_scale[m] / y_scale in float, as onnxruntime does
+// (int8gemm::RequantizeFloat*; why not the reference's double: see
+// qlinear_matmul.cc).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -318,9 +320,11 @@ Status AccumulateByPosition(KernelContext& ctx, int64_t group, const Tensor& x, 
 }
 
 // acc[n, m, :] = sum over channels of the group and kernel taps of
-// (x - zx) * (w[m] - zw[m]), exact: per (image, group) one int8gemm::Gemm of
-// w [Mg, Kc] by the im2col columns of x [Kc, out] (x itself for a 1x1,
-// stride-1, unpadded kernel), whose padding reads as zx.
+// (x - zx) * (w[m] - zw[m]), exact: AccumulateByPosition where
+// UsePositionRows, else per (image, group) one int8gemm::Gemm of w [Mg, Kc]
+// by the im2col columns of x [Kc, out] (x itself for a 1x1, stride-1,
+// unpadded kernel), whose padding reads as zx. `packed`: w as
+// ConstantConvWeights packed it (null: packed now where needed).
 Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, const Tensor& x, int32_t zx,
                   const Tensor& w, const std::vector<int32_t>& zw, const conv::Geom& g,
                   const std::vector<int8gemm::PackedB>* packed, const ConvEpilogue& emit) {
