@@ -326,11 +326,19 @@ struct Impl {
   RowsKernelFn rows_kernels[kMaxMr + 1];  // null where the path has none
 };
 
-const Impl kScalarImpl = {4, false, PackABase, CorrectBase, PackPanelBase, {nullptr, KernelScalar<1>, KernelScalar<2>, KernelScalar<3>, KernelScalar<4>}, {}};
+const Impl kScalarImpl = {4,           false,
+                          PackABase,   CorrectBase,
+                          PackPanelBase,
+                          {nullptr, KernelScalar<1>, KernelScalar<2>, KernelScalar<3>, KernelScalar<4>},
+                          {}};
 #ifdef ONYX_INT8_X86
 // 4 rows: 8 accumulators, 2 B vectors, A and the products stay in AVX2's
 // 16 ymm (GCC spills at 5 and 6 rows, measured ~35% slower).
-const Impl kAvx2Impl = {4, true, PackAAvx2, CorrectAvx2, PackPanelAvx2, {nullptr, KernelAvx2<1>, KernelAvx2<2>, KernelAvx2<3>, KernelAvx2<4>}, {}};
+const Impl kAvx2Impl = {4,         true,
+                        PackAAvx2, CorrectAvx2,
+                        PackPanelAvx2,
+                        {nullptr, KernelAvx2<1>, KernelAvx2<2>, KernelAvx2<3>, KernelAvx2<4>},
+                        {}};
 const Impl kVnniImpl = {6,
                         false,
                         PackAAvx512,
@@ -876,7 +884,8 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
         g.epilogue(m0, m1, n0, n1, acc.data(), kNr);
       } else {
         for (int64_t m = m0; m < m1; ++m)
-          std::memcpy(g.c + m * g.ldc + n0, acc.data() + (m - m0) * kNr, static_cast<size_t>(n1 - n0) * sizeof(int32_t));
+          std::memcpy(g.c + m * g.ldc + n0, acc.data() + (m - m0) * kNr,
+                      static_cast<size_t>(n1 - n0) * sizeof(int32_t));
       }
     }
   });

@@ -138,7 +138,8 @@ void TransposeBytes(const uint8_t* src, int64_t rows, int64_t cols, uint8_t* dst
       if (r1 - r0 == kB) {
         for (; c0 + kB <= cols; c0 += kB) {
           __m128i r[kB], t[kB];
-          for (int i = 0; i < kB; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (r0 + i) * cols + c0));
+          for (int i = 0; i < kB; ++i)
+            r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (r0 + i) * cols + c0));
           for (int round = 0; round < 4; ++round) {
             for (int i = 0; i < kB / 2; ++i) {
               t[2 * i] = _mm_unpacklo_epi8(r[i], r[i + kB / 2]);
@@ -290,7 +291,9 @@ Status AccumulateByPosition(KernelContext& ctx, int64_t group, const Tensor& x, 
         args.a_segments = g.kvol;
       } else if (!pointwise) {
         ThreadPool::For(pool, OS, std::max<int64_t>(1, 16384 / std::max<int64_t>(Kc, 1)),
-                        [&](int64_t begin, int64_t end) { GatherTaps(xtp + grp * Cp, Ct, Cp, g, pad, begin, end, rowp); });
+                        [&](int64_t begin, int64_t end) {
+                          GatherTaps(xtp + grp * Cp, Ct, Cp, g, pad, begin, end, rowp);
+                        });
         args.a = rowp;
         args.lda = Kc;
       }
