@@ -22,6 +22,7 @@ namespace {
 
 constexpr int64_t kNr = 64;   // columns per panel of packed B
 constexpr int64_t kKc = 256;  // values of K per pass: a 16 KB slice of a panel stays in L1
+constexpr int64_t kWholePanelBytes = 36 * 1024;  // a panel this small goes in one pass
 constexpr int kMaxMr = 6;     // rows per micro-tile, at most
 
 inline int64_t RoundUp4(int64_t k) { return (k + 3) / 4 * 4; }
@@ -817,6 +818,9 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
   bool no_correction = !need_rowsum;
   for (int64_t m = 0; m < M && no_correction; ++m) no_correction = zam[m] == 0;
 
+  // Values of K per pass (in groups of 4): kKc, or all of K where a whole
+  // panel stays in L1 anyway (fewer reloads of the accumulators).
+  const int64_t kc4 = kp * kNr <= kWholePanelBytes ? std::max<int64_t>(k4, 1) : kKc / 4;
   const int64_t panels = (N + kNr - 1) / kNr;
   const int64_t tiles_per_task = std::min<int64_t>(tiles, 16);
   const int64_t mchunks = (tiles + tiles_per_task - 1) / tiles_per_task;
@@ -837,8 +841,8 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
         addr.resize(static_cast<size_t>((r1 - r0) * nseg));
         g.a_rows(r0, r1, addr.data());
       }
-      for (int64_t kb = 0; kb < k4; kb += kKc / 4) {
-        const int64_t kn = std::min(kKc / 4, k4 - kb);
+      for (int64_t kb = 0; kb < k4; kb += kc4) {
+        const int64_t kn = std::min(kc4, k4 - kb);
         if (direct) {
           // The runs of this pass of K: (segment, offset) pieces.
           piece_seg.clear();
