@@ -31,6 +31,8 @@ const std::vector<Entry>& Entries() {
       {{"conv_add_fusion", "ConvAddFusion", kOptimizeExtended}, optimizer::FuseConvAdd},
       {{"conv_activation_fusion", "ConvActivationFusion", kOptimizeExtended}, optimizer::FuseConvActivation},
       {{"matmul_add_fusion", "MatMulAddFusion", kOptimizeExtended}, optimizer::FuseMatMulAdd},
+      {{"matmul_integer_to_float_fusion", "MatMulIntegerToFloatFusion", kOptimizeExtended},
+       optimizer::FuseMatMulIntegerToFloat},
       {{"gemm_activation_fusion", "GemmActivationFusion", kOptimizeExtended}, optimizer::FuseGemmActivation},
       {{"layer_norm_fusion", "LayerNormFusion", kOptimizeExtended}, optimizer::FuseLayerNorm},
       {{"skip_layer_norm_fusion", "SkipLayerNormFusion", kOptimizeExtended}, optimizer::FuseSkipLayerNorm},

@@ -7,7 +7,8 @@
 //   DQ(a), DQ(b) -> Add | Mul -> Q                    com.microsoft QLinearAdd | QLinearMul
 //   ... -> Relu | Clip -> Q: the Relu/Clip goes into the group when the Q's
 //     range lies inside its bounds (a Relu before a Q whose zero point is
-//     the type's lowest value), as onnxruntime folds it;
+//     the type's lowest value), as onnxruntime folds it; such a Relu/Clip
+//     outside a group (BatchNormalization -> Relu -> Q) is dropped alone;
 //   DQ(x) -> Softmax | Sigmoid | LeakyRelu | AveragePool | GlobalAveragePool -> Q
 //                                                     com.microsoft QLinear<op>
 //   DQ(x) -> Reshape | Transpose | Squeeze | Unsqueeze | Flatten | MaxPool |
@@ -383,10 +384,25 @@ bool TryGatherBeforeDq(Graph& graph, const GraphIndex& idx, size_t i) {
   return true;
 }
 
+// A Relu/Clip read only by a QuantizeLinear that makes it redundant (see
+// ClipRedundant: a Relu before a Q whose zero point is its type's lowest
+// value) outside any group: it becomes an Identity (identity_elimination
+// drops it), as onnxruntime's ReluQuantFusion removes it. Exact: what it
+// would clip, the Q saturates to the same value.
+bool TryDropClip(Graph& graph, const GraphIndex& idx, size_t i) {
+  Node& c = graph.nodes[i];
+  if (c.outputs.size() != 1 || c.inputs.empty() || idx.IsGraphOutput(c.outputs[0])) return false;
+  QdqNode q;
+  if (!QReading(graph, idx, c.outputs[0], &q, false) || !ClipRedundant(graph, c, q)) return false;
+  MakeIdentity(&c);
+  return true;
+}
+
 bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   const Node& t = graph.nodes[i];
   if (!t.domain.empty()) return false;
   const std::string& op = t.op_type;
+  if (op == "Relu" || op == "Clip") return TryDropClip(graph, idx, i);
   if (op == "Conv" || op == "MatMul" || op == "Gemm") return TryProduct(graph, idx, i);
   if (op == "Add" || op == "Mul") return TryBinary(graph, idx, i);
   if (op == "Softmax" || op == "Sigmoid" || op == "LeakyRelu" || op == "AveragePool" || op == "GlobalAveragePool")

@@ -24,6 +24,7 @@ Status FuseConvBatchNorm(Graph& graph, const OptimizerContext& ctx, bool* change
 Status FuseConvActivation(Graph& graph, const OptimizerContext& ctx, bool* changed);// conv_activation_fusion.cc
 Status FuseConvAdd(Graph& graph, const OptimizerContext& ctx, bool* changed);// conv_add_fusion.cc
 Status FuseMatMulAdd(Graph& graph, const OptimizerContext& ctx, bool* changed);// matmul_add_fusion.cc
+Status FuseMatMulIntegerToFloat(Graph& graph, const OptimizerContext& ctx, bool* changed);// matmul_integer_to_float_fusion.cc
 Status FuseQdq(Graph& graph, const OptimizerContext& ctx, bool* changed);// qdq_fusion.cc
 Status FuseLayerNorm(Graph& graph, const OptimizerContext& ctx, bool* changed);// layer_norm_fusion.cc
 Status FuseSkipLayerNorm(Graph& graph, const OptimizerContext& ctx, bool* changed);// skip_layer_norm_fusion.cc

@@ -355,6 +355,41 @@ def test_quantize_per_tensor_ties_and_saturation(dtype, elem, since):
         assert y[5] == info.max and y[6] == info.min
 
 
+@pytest.mark.parametrize("dtype,elem", [(np.uint8, TensorProto.UINT8), (np.int8, TensorProto.INT8)])
+def test_quantize_8bit_long_runs_match_reference(dtype, elem):
+    # Long enough for the vector loops (16 floats at a time) and their tails:
+    # ties, values far out of range and random values, against onnx.reference
+    # and onnxruntime; infinities saturate and NaN gives the zero point
+    # (both undefined in the reference, which casts them to int32).
+    rng = np.random.default_rng(3)
+    special = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 127.5, 128.5, -128.5, 254.5, 255.5, 1e8, -1e8, 0.0, -0.0],
+                       np.float32)
+    x = np.concatenate([special, (rng.standard_normal(1000) * 80).astype(np.float32),
+                        np.round(rng.standard_normal(300) * 100).astype(np.float32) + 0.5])
+    rng.shuffle(x)
+    z = np.array(7 if dtype == np.uint8 else -3, dtype)
+    m = _q_model(TensorProto.FLOAT, x.shape, (), elem, 13)
+    _check(m, {"x": x, "s": np.array(1.0, np.float32), "z": z})
+    _check(m, {"x": x, "s": np.array(0.37, np.float32), "z": z})
+    xn = x.copy()
+    xn[::37] = np.nan
+    xn[5::37] = np.inf
+    xn[6::37] = -np.inf
+    y = _ours(m, {"x": xn, "s": np.array(0.37, np.float32), "z": z})[0]
+    info = np.iinfo(dtype)
+    assert (y[::37] == z).all() and (y[5::37] == info.max).all() and (y[6::37] == info.min).all()
+
+
+@pytest.mark.parametrize("dtype,elem", [(np.uint8, TensorProto.UINT8), (np.int8, TensorProto.INT8)])
+def test_dequantize_8bit_long_runs_match_reference(dtype, elem):
+    # Every code, in runs long enough for the vector loop and its tail.
+    info = np.iinfo(dtype)
+    x = np.concatenate([np.arange(info.min, info.max + 1), np.arange(info.max, info.min + 40, -1)]).astype(dtype)
+    m = _dq_model(elem, x.shape, (), True, 21)
+    for s, z in [(0.37, 7), (1e-3, -3 if info.min < 0 else 200), (3.0, 0)]:
+        _check(m, {"x": x, "s": np.array(s, np.float32), "z": np.array(z, dtype)}, exact=True)
+
+
 @pytest.mark.parametrize("axis", [1, -2, 0, 2])
 def test_quantize_dequantize_per_axis(axis):
     x = RNG.standard_normal((2, 3, 4)).astype(np.float32) * 50
@@ -551,7 +586,8 @@ def test_dynamic_quantize_linear():
 # Lengths around the SIMD widths (4, 8, 16 floats) so the vector bodies and
 # their tails both run; ranges all positive, all negative and mixed, and
 # values exactly halfway between two steps (round half to even).
-@pytest.mark.parametrize("n", [1, 7, 15, 16, 17, 33, 1000, 4099])
+# 100003: several chunks of the range and quantize passes, split over threads.
+@pytest.mark.parametrize("n", [1, 7, 15, 16, 17, 33, 1000, 4099, 100003])
 @pytest.mark.parametrize("kind", ["mixed", "positive", "negative", "halves"])
 def test_dynamic_quantize_linear_vector_paths(n, kind):
     if kind == "mixed":
@@ -573,6 +609,14 @@ def test_dynamic_quantize_linear_all_zero_scale_one_like_onnxruntime():
     ref = ort.InferenceSession(_dql_model([3, 5]).SerializeToString(), providers=["CPUExecutionProvider"]).run(
         None, {"x": x})
     assert (y == 0).all() and s == ref[1] and z == ref[2] == 0
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_dynamic_quantize_linear_non_finite_names_index_in_a_later_chunk(bad):
+    x = np.ones(100000, np.float32)
+    x[77777] = bad
+    with pytest.raises(Exception, match="index 77777"):
+        _ours(_dql_model([100000]), {"x": x})
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])

@@ -213,3 +213,29 @@ def test_redundant_relu_or_clip_joins_the_group(onyx, tmp_path, act, zp, fused):
     x = rng.standard_normal((3, K)).astype(np.float32)
     theirs = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
     assert np.abs(sess.run(None, {"x": x})[0] - theirs[0]).max() <= 0.02 * 1.0001
+
+
+@pytest.mark.parametrize("act,zp,dropped", [("Relu", 0, True), ("Relu", 3, False), ("Clip", 0, True),
+                                            ("Clip6", 0, False)])
+def test_redundant_relu_or_clip_before_a_lone_q_goes(onyx, tmp_path, act, zp, dropped):
+    # BatchNormalization -> Relu/Clip -> Q (no group: the BN stays float), as
+    # quantize_static leaves a ResNet's BN: the Q saturates what the
+    # activation would clip, so the activation goes and the bytes stay.
+    C = 4
+    inits = _qparams("y", 0.02, zp, np.uint8) + [
+        _init("g", rng.uniform(0.5, 1.5, C).astype(np.float32)), _init("b", rng.standard_normal(C).astype(np.float32)),
+        _init("mu", rng.standard_normal(C).astype(np.float32)), _init("var", rng.uniform(0.5, 2, C).astype(np.float32)),
+        _init("lo", np.float32(0)), _init("hi", np.float32(4 if act == "Clip6" else 100))]
+    a = (helper.make_node("Relu", ["n"], ["r"]) if act == "Relu"
+         else helper.make_node("Clip", ["n", "lo", "hi"], ["r"]))
+    nodes = [helper.make_node("BatchNormalization", ["x", "g", "b", "mu", "var"], ["n"]), a, _q("r", "y", "rq"),
+             _dq("rq", "y", "y")]
+    model = _model(nodes, inits, (2, C, 5, 5))
+    sess, ops = _fused_ops(onyx, model, tmp_path)
+    assert (act.rstrip("6") not in ops) == dropped, ops
+    x = (rng.standard_normal((2, C, 5, 5)) * 3).astype(np.float32)
+    x[0, 0, 0, :3] = [np.nan, -0.0, np.inf]
+    so = onyx.SessionOptions()
+    so.graph_optimization_level = onyx.GraphOptimizationLevel.ORT_DISABLE_ALL
+    plain = onyx.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(sess.run(None, {"x": x})[0], plain.run(None, {"x": x})[0])

@@ -369,6 +369,25 @@ class FloatPoolContext final : public KernelContext {
 // float (its attributes), y = saturate(round_half_even(avg / y_scale + y_zp)).
 // Inputs X, x_scale, x_zero_point?, y_scale, y_zero_point?.
 class QLinearAveragePoolKernel final : public OpKernel {
+  // Plain loops over arguments, not captures (a store through an 8-bit
+  // pointer may alias a capture and stop vectorization).
+  template <typename T>
+  static void Dequantize(const T* __restrict x, int64_t n, float s, int32_t z, float* __restrict y) {
+    for (int64_t i = 0; i < n; ++i) y[i] = s * static_cast<float>(static_cast<int32_t>(x[i]) - z);
+  }
+  // y = saturate(round_half_even(v / ys + yz)): clamped first, then rounded by
+  // adding and taking away 1.5 * 2^23 (the same values); NaN gives yz.
+  template <typename T>
+  static void Requantize(const float* __restrict v, int64_t n, float ys, int32_t yz, T* __restrict y) {
+    const float lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max(), z = static_cast<float>(yz);
+    for (int64_t i = 0; i < n; ++i) {
+      float q = v[i] / ys + z;
+      q = q == q ? q : z;
+      q = q < lo ? lo : (q > hi ? hi : q);
+      y[i] = static_cast<T>(static_cast<int32_t>((q + 12582912.f) - 12582912.f));
+    }
+  }
+
  public:
   Status Init(const KernelInfo& info) {
     ONYX_CHECK(info.AttrInt("channels_last", 0) == 0, ErrorCode::kNotImplemented,
@@ -385,10 +404,14 @@ class QLinearAveragePoolKernel final : public OpKernel {
     const int32_t xz = qx.zp, yz = qy.zp;
     return DispatchOver(qlinear::Int8TypeSet{}, x->type(), op, [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
-      Tensor xf(ElemType::kFloat, x->dims());
+      // The float copy of x in a buffer kept per thread (no fresh pages per run).
+      thread_local std::vector<float> xbuf;
+      xbuf.resize(static_cast<size_t>(x->size()));
+      Tensor xf(ElemType::kFloat, x->dims(), xbuf.data(), GetCpuAllocator()->Info());
       const T* xv = x->data<T>();
-      float* xfv = xf.data<float>();
-      for (int64_t i = 0; i < x->size(); ++i) xfv[i] = xs * static_cast<float>(static_cast<int32_t>(xv[i]) - xz);
+      float* xfv = xbuf.data();
+      ThreadPool::For(ctx.threads(), x->size(), 1 << 15,
+                      [&](int64_t b, int64_t e) { Dequantize(xv + b, e - b, xs, xz, xfv + b); });
       FloatPoolContext fctx(ctx, &xf);
       ONYX_RETURN_IF_ERROR(pool_.Compute(fctx));
       const Tensor& yf = fctx.y();
@@ -396,11 +419,8 @@ class QLinearAveragePoolKernel final : public OpKernel {
       if (y == nullptr) return Status::OK();
       const float* yfv = yf.data<float>();
       T* yv = y->data<T>();
-      const float lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
-      for (int64_t i = 0; i < y->size(); ++i) {
-        const float v = std::nearbyint(yfv[i] / ys + static_cast<float>(yz));
-        yv[i] = static_cast<T>(v < lo ? lo : (v > hi ? hi : v));
-      }
+      ThreadPool::For(ctx.threads(), y->size(), 1 << 15,
+                      [&](int64_t b, int64_t e) { Requantize(yfv + b, e - b, ys, yz, yv + b); });
       return Status::OK();
     });
   }

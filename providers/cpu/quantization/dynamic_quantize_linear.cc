@@ -27,11 +27,11 @@ class DynamicQuantizeLinearKernel final : public OpKernel {
     const float* xv = x->data<float>();
     float scale = 1.f;
     int32_t zero_point = 0;
-    const int64_t bad = int8gemm::DynamicQuantizeParams(xv, x->size(), &scale, &zero_point);
+    const int64_t bad = int8gemm::DynamicQuantizeParams(xv, x->size(), &scale, &zero_point, ctx.threads());
     ONYX_CHECK_ARG(bad < 0, "DynamicQuantizeLinear: input 0 (x) holds ", bad < 0 ? 0.f : xv[bad], " at flat index ",
                    bad, ", which cannot be quantized");
     Tensor* y = ctx.Output(0, x->dims(), ElemType::kUint8);
-    if (y != nullptr) int8gemm::QuantizeU8(xv, x->size(), scale, zero_point, y->data<uint8_t>());
+    if (y != nullptr) int8gemm::QuantizeU8(xv, x->size(), scale, zero_point, y->data<uint8_t>(), ctx.threads());
     Tensor* ys = ctx.Output(1, {}, ElemType::kFloat);
     if (ys != nullptr) ys->data<float>()[0] = scale;
     Tensor* yz = ctx.Output(2, {}, ElemType::kUint8);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "providers/cpu/common/fast_math.h"
 #include "providers/cpu/common/vector_types.h"
@@ -21,9 +22,16 @@ namespace {
 
 constexpr int64_t kNr = 64;   // columns per panel of packed B
 constexpr int64_t kKc = 256;  // values of K per pass: a 16 KB slice of a panel stays in L1
+constexpr int64_t kWholePanelBytes = 36 * 1024;  // a panel this small goes in one pass
 constexpr int kMaxMr = 6;     // rows per micro-tile, at most
 
 inline int64_t RoundUp4(int64_t k) { return (k + 3) / 4 * 4; }
+
+inline uint32_t Load32(const void* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
 
 // A micro-kernel: tile[MR][kNr] (+)= A' x B' over k4 groups of 4 values of
 // K. `a`: the tile's packed A, [k4][mr][4] of the path's A type; `b`: the
@@ -53,11 +61,6 @@ void KernelScalar(const void* ap, const int8_t* b, int64_t k4, int32_t* tile, bo
 #define ONYX_INT8_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2")))
 #define ONYX_INT8_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2")))
 
-inline uint32_t Load32(const void* p) {
-  uint32_t v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
 inline uint64_t Load64(const void* p) {
   uint64_t v;
   std::memcpy(&v, p, sizeof(v));
@@ -87,6 +90,44 @@ ONYX_INT8_VNNI void KernelVnni512(const void* ap, const int8_t* b, int64_t k4, i
       r[i][1] = _mm512_dpbusd_epi32(r[i][1], av, b1);
       r[i][2] = _mm512_dpbusd_epi32(r[i][2], av, b2);
       r[i][3] = _mm512_dpbusd_epi32(r[i][3], av, b3);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) _mm512_storeu_si512(tile + i * kNr + j * 16, r[i][j]);
+}
+
+// KernelVnni512 reading A where it lies: `pieces` runs of len4[p] groups of
+// 4 values, row i of run p from rows[p * MR + i]; the panel `b` continues
+// from run to run.
+template <int MR>
+ONYX_INT8_VNNI void KernelVnni512Rows(const uint8_t* const* rows, const int64_t* len4, int64_t pieces,
+                                      const int8_t* b, int32_t* tile, bool accumulate) {
+  __m512i r[MR][4];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j)
+      r[i][j] = accumulate ? _mm512_loadu_si512(tile + i * kNr + j * 16) : _mm512_setzero_si512();
+  for (int64_t p = 0; p < pieces; ++p) {
+    const uint8_t* a[MR];
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) a[i] = rows[p * MR + i];
+    const int64_t n = len4[p];
+    for (int64_t k = 0; k < n; ++k, b += kNr * 4) {
+      const __m512i b0 = _mm512_loadu_si512(b);
+      const __m512i b1 = _mm512_loadu_si512(b + 64);
+      const __m512i b2 = _mm512_loadu_si512(b + 128);
+      const __m512i b3 = _mm512_loadu_si512(b + 192);
+#pragma GCC unroll 8
+      for (int i = 0; i < MR; ++i) {
+        const __m512i av = _mm512_set1_epi32(static_cast<int>(Load32(a[i] + k * 4)));
+        r[i][0] = _mm512_dpbusd_epi32(r[i][0], av, b0);
+        r[i][1] = _mm512_dpbusd_epi32(r[i][1], av, b1);
+        r[i][2] = _mm512_dpbusd_epi32(r[i][2], av, b2);
+        r[i][3] = _mm512_dpbusd_epi32(r[i][3], av, b3);
+      }
     }
   }
 #pragma GCC unroll 8
@@ -132,7 +173,8 @@ ONYX_INT8_AVX2 void KernelAvx2(const void* ap, const int8_t* b, int64_t k4, int3
 #endif  // ONYX_INT8_X86
 
 // Packs rows [m0, m0 + mr) of A as A' (uint8; int16 when OutT is) in
-// [kp/4][mr][4], zero past K; rowsum[i] = sum over k of A'[m0 + i, k].
+// [kp/4][mr][4], zero past K; rowsum[i] = sum over k of A'[m0 + i, k] unless
+// rowsum is null (the zero point of B' is 0: the sums are not needed).
 template <typename OutT>
 inline __attribute__((always_inline)) void PackABody(const uint8_t* a, bool a_signed, int64_t lda, int64_t m0, int mr,
                                                     int64_t K, int64_t kp, OutT* out, int32_t* rowsum) {
@@ -140,12 +182,23 @@ inline __attribute__((always_inline)) void PackABody(const uint8_t* a, bool a_si
   const int64_t kfull = K & ~int64_t{3};
   for (int i = 0; i < mr; ++i) {
     const uint8_t* row = a + (m0 + i) * lda;
-    uint32_t sum = 0;
-    for (int64_t k = 0; k < K; ++k) sum += static_cast<uint8_t>(row[k] ^ flip);
-    rowsum[i] = static_cast<int32_t>(sum);
+    if (rowsum != nullptr) {
+      uint32_t sum = 0;
+      for (int64_t k = 0; k < K; ++k) sum += static_cast<uint8_t>(row[k] ^ flip);
+      rowsum[i] = static_cast<int32_t>(sum);
+    }
     OutT* o = out + i * 4;
-    for (int64_t k = 0; k < kfull; k += 4, o += mr * 4)
-      for (int j = 0; j < 4; ++j) o[j] = static_cast<OutT>(static_cast<uint8_t>(row[k + j] ^ flip));
+    if constexpr (sizeof(OutT) == 1) {
+      // Four values of K at a time, as one 32-bit word.
+      const uint32_t flip4 = flip * 0x01010101u;
+      for (int64_t k = 0; k < kfull; k += 4, o += mr * 4) {
+        const uint32_t v = Load32(row + k) ^ flip4;
+        std::memcpy(o, &v, sizeof(v));
+      }
+    } else {
+      for (int64_t k = 0; k < kfull; k += 4, o += mr * 4)
+        for (int j = 0; j < 4; ++j) o[j] = static_cast<OutT>(static_cast<uint8_t>(row[k + j] ^ flip));
+    }
     for (int64_t k = kfull; k < kp; ++k) o[k - kfull] = k < K ? static_cast<OutT>(static_cast<uint8_t>(row[k] ^ flip)) : 0;
   }
 }
@@ -158,6 +211,42 @@ inline __attribute__((always_inline)) void CorrectBody(int32_t* tile, int64_t ro
     uint32_t* r = reinterpret_cast<uint32_t*>(tile + i * kNr);
     const uint32_t zai = za[i], rsi = rs[i];
     for (int64_t j = 0; j < cols; ++j) r[j] -= zai * cb[j] + zb[j] * rsi;
+  }
+}
+
+// A micro-kernel over A read where it lies (KernelVnni512Rows).
+using RowsKernelFn = void (*)(const uint8_t* const* rows, const int64_t* len4, int64_t pieces, const int8_t* b,
+                              int32_t* tile, bool accumulate);
+
+// Rows [m0, m0 + mr) of A given by address (GemmArgs::a_rows: `addr`, nseg
+// pieces of seg values each, seg % 4 == 0), raw, as [K/4][mr][4].
+void PackRowsByAddress(const uint8_t* const* addr, int64_t nseg, int64_t seg, int mr, uint8_t* out) {
+  const int64_t step = static_cast<int64_t>(mr) * 4;
+  for (int i = 0; i < mr; ++i) {
+    uint8_t* dst = out + i * 4;
+    for (int64_t s = 0; s < nseg; ++s) {
+      const uint8_t* src = addr[i * nseg + s];
+      for (int64_t k = 0; k < seg; k += 4, dst += step) std::memcpy(dst, src + k, 4);
+    }
+  }
+}
+
+// A tile of raw bytes ([kp/4][mr][4], PackRowsByAddress) made A':
+// each byte ^ flip, in place, or widened into out16 (the int16 paths);
+// rowsum[i] (when not null) = the sum of row i.
+void FinishPackedA(uint8_t* tile, int mr, int64_t kp, uint8_t flip, int32_t* rowsum, int16_t* out16) {
+  const int64_t n = kp * mr;
+  if (out16 != nullptr) {
+    for (int64_t i = 0; i < n; ++i) out16[i] = static_cast<int16_t>(static_cast<uint8_t>(tile[i] ^ flip));
+  } else if (flip != 0) {
+    for (int64_t i = 0; i < n; ++i) tile[i] ^= flip;
+  }
+  if (rowsum == nullptr) return;
+  for (int i = 0; i < mr; ++i) {
+    uint32_t sum = 0;
+    for (int64_t k4 = 0; k4 < kp / 4; ++k4)
+      for (int j = 0; j < 4; ++j) sum += static_cast<uint8_t>(tile[(k4 * mr + i) * 4 + j] ^ (out16 ? flip : 0));
+    rowsum[i] = static_cast<int32_t>(sum);
   }
 }
 
@@ -235,20 +324,31 @@ struct Impl {
   CorrectFn correct;
   PackPanelFn pack_panel;
   KernelFn kernels[kMaxMr + 1];
+  RowsKernelFn rows_kernels[kMaxMr + 1];  // null where the path has none
 };
 
-const Impl kScalarImpl = {4, false, PackABase, CorrectBase, PackPanelBase, {nullptr, KernelScalar<1>, KernelScalar<2>, KernelScalar<3>, KernelScalar<4>}};
+const Impl kScalarImpl = {4,           false,
+                          PackABase,   CorrectBase,
+                          PackPanelBase,
+                          {nullptr, KernelScalar<1>, KernelScalar<2>, KernelScalar<3>, KernelScalar<4>},
+                          {}};
 #ifdef ONYX_INT8_X86
 // 4 rows: 8 accumulators, 2 B vectors, A and the products stay in AVX2's
 // 16 ymm (GCC spills at 5 and 6 rows, measured ~35% slower).
-const Impl kAvx2Impl = {4, true, PackAAvx2, CorrectAvx2, PackPanelAvx2, {nullptr, KernelAvx2<1>, KernelAvx2<2>, KernelAvx2<3>, KernelAvx2<4>}};
+const Impl kAvx2Impl = {4,         true,
+                        PackAAvx2, CorrectAvx2,
+                        PackPanelAvx2,
+                        {nullptr, KernelAvx2<1>, KernelAvx2<2>, KernelAvx2<3>, KernelAvx2<4>},
+                        {}};
 const Impl kVnniImpl = {6,
                         false,
                         PackAAvx512,
                         CorrectAvx512,
                         PackPanelAvx512,
                         {nullptr, KernelVnni512<1>, KernelVnni512<2>, KernelVnni512<3>, KernelVnni512<4>,
-                         KernelVnni512<5>, KernelVnni512<6>}};
+                         KernelVnni512<5>, KernelVnni512<6>},
+                        {nullptr, KernelVnni512Rows<1>, KernelVnni512Rows<2>, KernelVnni512Rows<3>,
+                         KernelVnni512Rows<4>, KernelVnni512Rows<5>, KernelVnni512Rows<6>}};
 #endif
 
 Path DetectPath() {
@@ -320,26 +420,25 @@ struct QuantBody {
     *bad = b;
   }
 
-  // Adding and taking away 1.5 * 2^23 rounds half to even (|x / s| < 2^22).
-  static inline __attribute__((always_inline)) void Quantize(const float* x, int64_t n, float s, float zp,
-                                                            uint8_t* q) {
-    int64_t i = 0;
-    for (; i + W <= n; i += W) {
-      F v;
-      std::memcpy(&v, x + i, sizeof(v));
-      v = ((v / s + 12582912.f) - 12582912.f) + zp;
-      v = v < 0.f ? F{} + 0.f : v;
-      v = v > 255.f ? F{} + 255.f : v;
-      const I r = __builtin_convertvector(v, I);
-      for (int k = 0; k < W; ++k) q[i + k] = static_cast<uint8_t>(r[k]);
-    }
-    for (; i < n; ++i) {
-      float v = ((x[i] / s + 12582912.f) - 12582912.f) + zp;
-      v = v < 0.f ? 0.f : (v > 255.f ? 255.f : v);
-      q[i] = static_cast<uint8_t>(static_cast<int32_t>(v));
-    }
-  }
 };
+
+// q[i] = saturate(round_half_even(x[i] / s) + zp) for 8-bit Q, NaN giving
+// zp: the quotient clamped to Q's range less zp, then rounded by adding and
+// taking away 1.5 * 2^23 (exact there). The loop the compiler vectorizes
+// for baseline and AVX2 (its arguments are locals: a store through an 8-bit
+// pointer may alias anything).
+template <typename Q>
+inline __attribute__((always_inline)) void Quantize8Body(const float* __restrict x, int64_t n, float s, int32_t zp,
+                                                         Q* __restrict q) {
+  const float lo = static_cast<float>(std::numeric_limits<Q>::min() - zp);
+  const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i] / s;
+    v = v == v ? v : 0.f;
+    v = v < lo ? lo : (v > hi ? hi : v);
+    q[i] = static_cast<Q>(static_cast<int32_t>((v + 12582912.f) - 12582912.f) + zp);
+  }
+}
 
 // RequantizeFloat over W lanes at a time. Adding and taking away 1.5 * 2^23
 // rounds half to even once the value is clamped to the output's range.
@@ -356,17 +455,20 @@ struct RequantBody {
     return (v + 12582912.f) - 12582912.f;
   }
 
+  // bias_vec (may be null): bias_vec[i] is added instead of bias.
   static inline __attribute__((always_inline)) void Run(const int32_t* acc, int64_t n, int32_t bias,
-                                                       const float* scale, bool per, int32_t zp, Q* out) {
+                                                       const int32_t* bias_vec, const float* scale, bool per,
+                                                       int32_t zp, Q* out) {
     const float lo = static_cast<float>(static_cast<int32_t>(std::numeric_limits<Q>::min()) - zp);
     const float hi = static_cast<float>(static_cast<int32_t>(std::numeric_limits<Q>::max()) - zp);
     const float s0 = scale[0];
     const U ub = U{} + static_cast<uint32_t>(bias);
     int64_t i = 0;
     for (; i + W <= n; i += W) {
-      U a;
+      U a, bv = ub;
       std::memcpy(&a, acc + i, sizeof(a));
-      F v = __builtin_convertvector(reinterpret_cast<I>(a + ub), F);
+      if (bias_vec != nullptr) std::memcpy(&bv, bias_vec + i, sizeof(bv));
+      F v = __builtin_convertvector(reinterpret_cast<I>(a + bv), F);
       F s = F{} + s0;
       if (per) std::memcpy(&s, scale + i, sizeof(s));
       v = v * s;
@@ -379,42 +481,64 @@ struct RequantBody {
       std::memcpy(out + i, &q, sizeof(q));
     }
     for (; i < n; ++i)
-      out[i] = static_cast<Q>(static_cast<int32_t>(One(acc[i], bias, per ? scale[i] : s0, lo, hi)) + zp);
+      out[i] = static_cast<Q>(
+          static_cast<int32_t>(One(acc[i], bias_vec ? bias_vec[i] : bias, per ? scale[i] : s0, lo, hi)) + zp);
   }
 };
 
 void RangeBase(const float* x, int64_t n, float* lo, float* hi, float* bad) { QuantBody<F4, I4>::Range(x, n, lo, hi, bad); }
-void QuantizeBase(const float* x, int64_t n, float s, float zp, uint8_t* q) { QuantBody<F4, I4>::Quantize(x, n, s, zp, q); }
+template <typename Q>
+void Quantize8Base(const float* x, int64_t n, float s, int32_t zp, Q* q) {
+  Quantize8Body(x, n, s, zp, q);
+}
 #ifdef ONYX_INT8_X86
 ONYX_INT8_AVX2 void RangeAvx2(const float* x, int64_t n, float* lo, float* hi, float* bad) {
   QuantBody<F8, I8>::Range(x, n, lo, hi, bad);
 }
-ONYX_INT8_AVX2 void QuantizeAvx2(const float* x, int64_t n, float s, float zp, uint8_t* q) {
-  QuantBody<F8, I8>::Quantize(x, n, s, zp, q);
+template <typename Q>
+ONYX_INT8_AVX2 void Quantize8Avx2(const float* x, int64_t n, float s, int32_t zp, Q* q) {
+  Quantize8Body(x, n, s, zp, q);
 }
 ONYX_INT8_AVX512 void RangeAvx512(const float* x, int64_t n, float* lo, float* hi, float* bad) {
   QuantBody<F16, I16>::Range(x, n, lo, hi, bad);
 }
-ONYX_INT8_AVX512 void QuantizeAvx512(const float* x, int64_t n, float s, float zp, uint8_t* q) {
-  QuantBody<F16, I16>::Quantize(x, n, s, zp, q);
+// Quantize8Body in intrinsics (what GCC made of the loop took twice the
+// instructions): the same division and clamp, the conversion rounding half
+// to even (MXCSR's default), NaN lanes masked to 0, a saturating narrow.
+template <typename Q>
+ONYX_INT8_AVX512 void Quantize8Avx512(const float* x, int64_t n, float s, int32_t zp, Q* q) {
+  const __m512 vs = _mm512_set1_ps(s);
+  const __m512 vl = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::min() - zp));
+  const __m512 vh = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - zp));
+  const __m512i vz = _mm512_set1_epi32(zp);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_div_ps(_mm512_loadu_ps(x + i), vs);
+    const __mmask16 ordered = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
+    // The masked forms: GCC 12's plain max/min/narrow pass an uninitialised
+    // source that -Wmaybe-uninitialized reports.
+    const __m512 lo = _mm512_mask_max_ps(v, 0xFFFF, v, vl);
+    const __m512 c = _mm512_mask_min_ps(lo, 0xFFFF, lo, vh);
+    const __m512i r = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(ordered, c), vz);  // in Q's range
+    const __m128i zero = _mm_setzero_si128();
+    const __m128i packed = std::is_same<Q, uint8_t>::value ? _mm512_mask_cvtusepi32_epi8(zero, 0xFFFF, r)
+                                                           : _mm512_mask_cvtsepi32_epi8(zero, 0xFFFF, r);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i), packed);
+  }
+  Quantize8Body(x + i, n - i, s, zp, q + i);
 }
 #endif
 
-#define ONYX_REQUANT_PATHS(Q)                                                                                     \
-  void RequantBase(const int32_t* a, int64_t n, int32_t b, const float* s, bool p, int32_t z, Q* o) {          \
-    RequantBody<F4, I4, Q>::Run(a, n, b, s, p, z, o);                                                          \
-  }                                                                                                            \
+#define ONYX_REQUANT_FN(NAME, ATTR, F, I, Q)                                                                    \
+  ATTR void NAME(const int32_t* a, int64_t lda, int64_t rows, int64_t n, int32_t b, const int32_t* bv,         \
+                 const float* s, bool p, int32_t z, Q* o, int64_t ldo) {                                       \
+    for (int64_t r = 0; r < rows; ++r) RequantBody<F, I, Q>::Run(a + r * lda, n, b, bv, s, p, z, o + r * ldo); \
+  }
+#define ONYX_REQUANT_PATHS(Q)                                \
+  ONYX_REQUANT_FN(RequantBase, , F4, I4, Q)                  \
   ONYX_REQUANT_X86(Q)
 #ifdef ONYX_INT8_X86
-#define ONYX_REQUANT_X86(Q)                                                                                       \
-  ONYX_INT8_AVX2 void RequantAvx2(const int32_t* a, int64_t n, int32_t b, const float* s, bool p, int32_t z,     \
-                                  Q* o) {                                                                      \
-    RequantBody<F8, I8, Q>::Run(a, n, b, s, p, z, o);                                                          \
-  }                                                                                                            \
-  ONYX_INT8_AVX512 void RequantAvx512(const int32_t* a, int64_t n, int32_t b, const float* s, bool p,          \
-                                      int32_t z, Q* o) {                                                       \
-    RequantBody<F16, I16, Q>::Run(a, n, b, s, p, z, o);                                                        \
-  }
+#define ONYX_REQUANT_X86(Q) ONYX_REQUANT_FN(RequantAvx2, ONYX_INT8_AVX2, F8, I8, Q)
 #else
 #define ONYX_REQUANT_X86(Q)
 #endif
@@ -422,20 +546,80 @@ ONYX_REQUANT_PATHS(uint8_t)
 ONYX_REQUANT_PATHS(int8_t)
 #undef ONYX_REQUANT_PATHS
 #undef ONYX_REQUANT_X86
+#undef ONYX_REQUANT_FN
+
+#ifdef ONYX_INT8_X86
+// RequantBody in AVX-512 intrinsics (the compiled one took half again the
+// instructions): the same wrapping sum, float product and clamp; the
+// conversion rounds half to even (MXCSR's default), NaN lanes are masked to
+// 0 (the zero point), a saturating narrow stores. The masked max/min/narrow
+// forms: GCC 12's plain ones pass an uninitialised source that
+// -Wmaybe-uninitialized reports.
+template <typename Q>
+ONYX_INT8_AVX512 void RequantAvx512(const int32_t* a, int64_t lda, int64_t rows, int64_t n, int32_t b,
+                                    const int32_t* bv, const float* s, bool p, int32_t z, Q* o, int64_t ldo) {
+  const __m512 vl = _mm512_set1_ps(static_cast<float>(static_cast<int32_t>(std::numeric_limits<Q>::min()) - z));
+  const __m512 vh = _mm512_set1_ps(static_cast<float>(static_cast<int32_t>(std::numeric_limits<Q>::max()) - z));
+  const __m512i vz = _mm512_set1_epi32(z), vb = _mm512_set1_epi32(b);
+  const __m512 vs0 = _mm512_set1_ps(s[0]);
+  const __m128i zero = _mm_setzero_si128();
+  for (int64_t r = 0; r < rows; ++r) {
+    const int32_t* ar = a + r * lda;
+    Q* out = o + r * ldo;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      const __m512i bias = bv != nullptr ? _mm512_loadu_si512(bv + i) : vb;
+      const __m512i sum = _mm512_add_epi32(_mm512_loadu_si512(ar + i), bias);  // wraps, as RequantBody
+      const __m512 f = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, sum), p ? _mm512_loadu_ps(s + i) : vs0);
+      const __mmask16 ordered = _mm512_cmp_ps_mask(f, f, _CMP_ORD_Q);
+      const __m512 lo = _mm512_mask_max_ps(f, 0xFFFF, f, vl);
+      const __m512 c = _mm512_mask_min_ps(lo, 0xFFFF, lo, vh);
+      const __m512i q = _mm512_add_epi32(_mm512_maskz_cvtps_epi32(ordered, c), vz);  // in Q's range
+      const __m128i packed = std::is_same<Q, uint8_t>::value ? _mm512_mask_cvtusepi32_epi8(zero, 0xFFFF, q)
+                                                             : _mm512_mask_cvtsepi32_epi8(zero, 0xFFFF, q);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), packed);
+    }
+    RequantBody<F16, I16, Q>::Run(ar + i, n - i, b, bv != nullptr ? bv + i : nullptr, p ? s + i : s, p, z, out + i);
+  }
+}
+#endif
 
 }  // namespace
 
-int64_t DynamicQuantizeParams(const float* x, int64_t n, float* scale, int32_t* zero_point) {
-  float lo = 0.f, hi = 0.f, bad = 0.f;
+namespace {
+
+// Range of QuantBody over x[0, n) on the widest path.
+void RangeOf(const float* x, int64_t n, float* lo, float* hi, float* bad) {
   const fastmath::Isa isa = fastmath::BestIsa();
 #ifdef ONYX_INT8_X86
-  if (isa == fastmath::Isa::kAvx512) RangeAvx512(x, n, &lo, &hi, &bad);
-  else if (isa == fastmath::Isa::kAvx2) RangeAvx2(x, n, &lo, &hi, &bad);
-  else RangeBase(x, n, &lo, &hi, &bad);
-#else
-  (void)isa;
-  RangeBase(x, n, &lo, &hi, &bad);
+  if (isa == fastmath::Isa::kAvx512) return RangeAvx512(x, n, lo, hi, bad);
+  if (isa == fastmath::Isa::kAvx2) return RangeAvx2(x, n, lo, hi, bad);
 #endif
+  (void)isa;
+  RangeBase(x, n, lo, hi, bad);
+}
+
+constexpr int64_t kQuantChunk = 1 << 15;  // values per task of the pool
+
+}  // namespace
+
+int64_t DynamicQuantizeParams(const float* x, int64_t n, float* scale, int32_t* zero_point, ThreadPool* pool) {
+  // Per chunk, then combined (min and max are exact in any order; `bad`
+  // only tells whether some value is not finite).
+  const int64_t chunks = std::max<int64_t>(1, (n + kQuantChunk - 1) / kQuantChunk);
+  std::vector<float> los(static_cast<size_t>(chunks)), his(los.size()), bads(los.size());
+  ThreadPool::For(pool, chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      const int64_t i0 = c * kQuantChunk, i1 = std::min(n, i0 + kQuantChunk);
+      RangeOf(x + i0, i1 - i0, &los[c], &his[c], &bads[c]);
+    }
+  });
+  float lo = 0.f, hi = 0.f, bad = 0.f;
+  for (int64_t c = 0; c < chunks; ++c) {
+    lo = std::min(lo, los[c]);
+    hi = std::max(hi, his[c]);
+    bad += bads[c];
+  }
   if (bad != 0.f) {
     for (int64_t i = 0; i < n; ++i)
       if (!std::isfinite(x[i])) return i;
@@ -446,30 +630,59 @@ int64_t DynamicQuantizeParams(const float* x, int64_t n, float* scale, int32_t* 
   return -1;
 }
 
-void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* q) {
-  const float zp = static_cast<float>(zero_point);
+template <typename Q>
+void QuantizeFloat8(const float* x, int64_t n, float scale, int32_t zero_point, Q* q) {
   const fastmath::Isa isa = fastmath::BestIsa();
 #ifdef ONYX_INT8_X86
-  if (isa == fastmath::Isa::kAvx512) return QuantizeAvx512(x, n, scale, zp, q);
-  if (isa == fastmath::Isa::kAvx2) return QuantizeAvx2(x, n, scale, zp, q);
+  if (isa == fastmath::Isa::kAvx512) return Quantize8Avx512(x, n, scale, zero_point, q);
+  if (isa == fastmath::Isa::kAvx2) return Quantize8Avx2(x, n, scale, zero_point, q);
 #endif
   (void)isa;
-  QuantizeBase(x, n, scale, zp, q);
+  Quantize8Base(x, n, scale, zero_point, q);
 }
+template void QuantizeFloat8<uint8_t>(const float*, int64_t, float, int32_t, uint8_t*);
+template void QuantizeFloat8<int8_t>(const float*, int64_t, float, int32_t, int8_t*);
+
+void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* q, ThreadPool* pool) {
+  ThreadPool::For(pool, n, kQuantChunk,
+                  [&](int64_t b, int64_t e) { QuantizeFloat8(x + b, e - b, scale, zero_point, q + b); });
+}
+
+namespace {
+
+template <typename Q>
+void RequantizeDispatch(const int32_t* acc, int64_t lda, int64_t rows, int64_t n, int32_t bias,
+                        const int32_t* bias_vec, const float* scale, bool scale_per_element, int32_t zero_point,
+                        Q* out, int64_t ldo) {
+  const fastmath::Isa isa = fastmath::BestIsa();
+#ifdef ONYX_INT8_X86
+  if (isa == fastmath::Isa::kAvx512)
+    return RequantAvx512(acc, lda, rows, n, bias, bias_vec, scale, scale_per_element, zero_point, out, ldo);
+  if (isa == fastmath::Isa::kAvx2)
+    return RequantAvx2(acc, lda, rows, n, bias, bias_vec, scale, scale_per_element, zero_point, out, ldo);
+#endif
+  (void)isa;
+  RequantBase(acc, lda, rows, n, bias, bias_vec, scale, scale_per_element, zero_point, out, ldo);
+}
+
+}  // namespace
 
 template <typename Q>
 void RequantizeFloat(const int32_t* acc, int64_t n, int32_t bias, const float* scale, bool scale_per_element,
                      int32_t zero_point, Q* out) {
-  const fastmath::Isa isa = fastmath::BestIsa();
-#ifdef ONYX_INT8_X86
-  if (isa == fastmath::Isa::kAvx512) return RequantAvx512(acc, n, bias, scale, scale_per_element, zero_point, out);
-  if (isa == fastmath::Isa::kAvx2) return RequantAvx2(acc, n, bias, scale, scale_per_element, zero_point, out);
-#endif
-  (void)isa;
-  RequantBase(acc, n, bias, scale, scale_per_element, zero_point, out);
+  RequantizeDispatch(acc, n, 1, n, bias, nullptr, scale, scale_per_element, zero_point, out, n);
+}
+template <typename Q>
+void RequantizeFloatColumns(const int32_t* acc, int64_t lda, int64_t rows, int64_t n, const int32_t* bias,
+                            const float* scale, int32_t zero_point, Q* out, int64_t ldo) {
+  RequantizeDispatch(acc, lda, rows, n, 0, bias, scale, true, zero_point, out, ldo);
 }
 template void RequantizeFloat<uint8_t>(const int32_t*, int64_t, int32_t, const float*, bool, int32_t, uint8_t*);
 template void RequantizeFloat<int8_t>(const int32_t*, int64_t, int32_t, const float*, bool, int32_t, int8_t*);
+template void RequantizeFloatColumns<uint8_t>(const int32_t*, int64_t, int64_t, int64_t, const int32_t*,
+                                              const float*, int32_t, uint8_t*, int64_t);
+template void RequantizeFloatColumns<int8_t>(const int32_t*, int64_t, int64_t, int64_t, const int32_t*, const float*,
+                                             int32_t, int8_t*, int64_t);
 
 struct Access {
   static const PackedB& Get(const PackedB& b) { return b; }
@@ -551,12 +764,42 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
   uint8_t* const apk = apk_buffer.data();
   int32_t* const rowsum = rowsum_buffer.data();
   const uint8_t* a = static_cast<const uint8_t*>(g.a);
+  // The row sums of A' are needed only where some zero point of B' is not 0.
+  bool need_rowsum = b.shifted();
+  if (g.zb != nullptr)
+    for (int64_t n = 0; n < (g.zb_per_column ? N : 1) && !need_rowsum; ++n) need_rowsum = g.zb[n] != 0;
+  if (!need_rowsum) std::fill(rowsum, rowsum + M, 0);
+  // A by address (GemmArgs::a_rows): read where it lies by the path's rows
+  // kernels when A' is A itself (uint8) and its row sums are not needed,
+  // else packed from those addresses.
+  const bool by_address = static_cast<bool>(g.a_rows);
+  const int64_t nseg = by_address ? std::max<int64_t>(g.a_segments, 1) : 1, seg = K / nseg;
+  // Pieces shorter than 16 values would reload the rows' addresses every few
+  // steps: those are packed (an image's first conv, 3 or 4 channels a tap).
+  const bool direct = by_address && impl.rows_kernels[1] != nullptr && !g.a_signed && !need_rowsum && seg >= 16;
+  if (!direct)
   ThreadPool::For(pool, tiles, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, K * MR)),
                   [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t m0 = t * MR;
       const int mr = static_cast<int>(std::min<int64_t>(MR, M - m0));
-      impl.pack_a(a, g.a_signed, g.lda, m0, mr, K, kp, apk + t * tile_stride, rowsum + m0);
+      int32_t* rs = need_rowsum ? rowsum + m0 : nullptr;
+      if (by_address) {
+        thread_local std::vector<const uint8_t*> addr;
+        thread_local std::vector<uint8_t> raw;
+        addr.resize(static_cast<size_t>(mr * nseg));
+        g.a_rows(m0, m0 + mr, addr.data());
+        uint8_t* dst = apk + t * tile_stride;
+        if (impl.a_int16) {
+          raw.resize(static_cast<size_t>(kp * mr));
+          dst = raw.data();
+        }
+        PackRowsByAddress(addr.data(), nseg, seg, mr, dst);
+        FinishPackedA(dst, mr, kp, g.a_signed ? 0x80 : 0, rs,
+                      impl.a_int16 ? reinterpret_cast<int16_t*>(apk + t * tile_stride) : nullptr);
+      } else {
+        impl.pack_a(a, g.a_signed, g.lda, m0, mr, K, kp, apk + t * tile_stride, rs);
+      }
     }
   });
 
@@ -571,6 +814,13 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
     cb[n] = static_cast<uint32_t>(cs[n]) - static_cast<uint32_t>(K) * zbn[n];
   }
 
+  // Zero points of 0 on both sides (A' = A, B' = B): nothing to take away.
+  bool no_correction = !need_rowsum;
+  for (int64_t m = 0; m < M && no_correction; ++m) no_correction = zam[m] == 0;
+
+  // Values of K per pass (in groups of 4): kKc, or all of K where a whole
+  // panel stays in L1 anyway (fewer reloads of the accumulators).
+  const int64_t kc4 = kp * kNr <= kWholePanelBytes ? std::max<int64_t>(k4, 1) : kKc / 4;
   const int64_t panels = (N + kNr - 1) / kNr;
   const int64_t tiles_per_task = std::min<int64_t>(tiles, 16);
   const int64_t mchunks = (tiles + tiles_per_task - 1) / tiles_per_task;
@@ -578,14 +828,46 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
   const int64_t task_work = tiles_per_task * MR * kNr * std::max<int64_t>(kp, 1);
   ThreadPool::For(pool, tasks, std::max<int64_t>(1, (1 << 20) / task_work), [&](int64_t begin, int64_t end) {
     thread_local std::vector<int32_t> acc;
+    thread_local std::vector<const uint8_t*> addr, piece_rows;
+    thread_local std::vector<int64_t> piece_seg, piece_off, piece_len4;
     acc.resize(static_cast<size_t>(tiles_per_task * MR * kNr));
     for (int64_t task = begin; task < end; ++task) {
       const int64_t pi = task / mchunks, t0 = (task % mchunks) * tiles_per_task;
       const int64_t t1 = std::min(tiles, t0 + tiles_per_task);
       const int8_t* panel = Access::panel(b, pi);
       if (k4 == 0) std::fill(acc.begin(), acc.end(), 0);
-      for (int64_t kb = 0; kb < k4; kb += kKc / 4) {
-        const int64_t kn = std::min(kKc / 4, k4 - kb);
+      if (direct) {
+        const int64_t r0 = t0 * MR, r1 = std::min(M, t1 * MR);
+        addr.resize(static_cast<size_t>((r1 - r0) * nseg));
+        g.a_rows(r0, r1, addr.data());
+      }
+      for (int64_t kb = 0; kb < k4; kb += kc4) {
+        const int64_t kn = std::min(kc4, k4 - kb);
+        if (direct) {
+          // The runs of this pass of K: (segment, offset) pieces.
+          piece_seg.clear();
+          piece_off.clear();
+          piece_len4.clear();
+          for (int64_t k = kb * 4, kend = (kb + kn) * 4; k < kend;) {
+            const int64_t s = k / seg, off = k - s * seg, len = std::min(seg - off, kend - k);
+            piece_seg.push_back(s);
+            piece_off.push_back(off);
+            piece_len4.push_back(len / 4);
+            k += len;
+          }
+          const int64_t pieces = static_cast<int64_t>(piece_off.size());
+          piece_rows.resize(static_cast<size_t>(pieces * MR));
+          for (int64_t t = t0; t < t1; ++t) {
+            const int mr = static_cast<int>(std::min<int64_t>(MR, M - t * MR));
+            const uint8_t* const* ta = addr.data() + (t - t0) * MR * nseg;
+            for (int64_t p = 0; p < pieces; ++p) {
+              for (int i = 0; i < mr; ++i) piece_rows[p * mr + i] = ta[i * nseg + piece_seg[p]] + piece_off[p];
+            }
+            impl.rows_kernels[mr](piece_rows.data(), piece_len4.data(), pieces, panel + kb * kNr * 4,
+                                  acc.data() + (t - t0) * MR * kNr, kb > 0);
+          }
+          continue;
+        }
         for (int64_t t = t0; t < t1; ++t) {
           const int mr = static_cast<int>(std::min<int64_t>(MR, M - t * MR));
           impl.kernels[mr](apk + t * tile_stride + kb * mr * 4 * static_cast<int64_t>(esz),
@@ -593,17 +875,21 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
         }
       }
       const int64_t n0 = pi * kNr, n1 = std::min(N, n0 + kNr);
-      for (int64_t t = t0; t < t1; ++t) {
-        const int64_t m0 = t * MR, m1 = std::min(M, m0 + MR);
-        int32_t* tile = acc.data() + (t - t0) * MR * kNr;
-        impl.correct(tile, m1 - m0, n1 - n0, zam.data() + m0, reinterpret_cast<const uint32_t*>(rowsum) + m0,
-                     cb.data() + n0, zbn.data() + n0);
-        if (g.epilogue) {
-          g.epilogue(m0, m1, n0, n1, tile, kNr);
-        } else {
-          for (int64_t m = m0; m < m1; ++m)
-            std::memcpy(g.c + m * g.ldc + n0, tile + (m - m0) * kNr, static_cast<size_t>(n1 - n0) * sizeof(int32_t));
+      if (!no_correction) {
+        for (int64_t t = t0; t < t1; ++t) {
+          const int64_t m0 = t * MR, m1 = std::min(M, m0 + MR);
+          impl.correct(acc.data() + (t - t0) * MR * kNr, m1 - m0, n1 - n0, zam.data() + m0,
+                       reinterpret_cast<const uint32_t*>(rowsum) + m0, cb.data() + n0, zbn.data() + n0);
         }
+      }
+      // The task's tiles lie one after another: rows [t0 * MR, ...) at stride kNr.
+      const int64_t m0 = t0 * MR, m1 = std::min(M, t1 * MR);
+      if (g.epilogue) {
+        g.epilogue(m0, m1, n0, n1, acc.data(), kNr);
+      } else {
+        for (int64_t m = m0; m < m1; ++m)
+          std::memcpy(g.c + m * g.ldc + n0, acc.data() + (m - m0) * kNr,
+                      static_cast<size_t>(n1 - n0) * sizeof(int32_t));
       }
     }
   });

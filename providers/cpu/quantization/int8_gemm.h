@@ -49,6 +49,8 @@ class PackedB {
 
   int64_t K() const { return k_; }
   int64_t N() const { return n_; }
+  // Per column, the sum over K of the stored values (B, less 128 when shifted).
+  const int32_t* col_sums() const { return col_sums_.data(); }
   // True when B was uint8 (stored less 128).
   bool shifted() const { return shifted_; }
   // Bytes held.
@@ -77,6 +79,13 @@ struct GemmArgs {
   bool za_per_row = false;
   const int32_t* zb = nullptr;  // null: 0; else one value, or N with zb_per_column
   bool zb_per_column = false;
+  // Optional, in place of `a`: A's rows by address, each row in a_segments
+  // pieces of L = K / a_segments values (L a multiple of 4): a_rows(m0, m1,
+  // out) sets out[(m - m0) * a_segments + s] to the address of A[m, s * L]
+  // (L bytes) for m in [m0, m1) -- a convolution's taps, read where they lie
+  // instead of copied into one matrix. Called from the pool's threads.
+  std::function<void(int64_t m0, int64_t m1, const uint8_t** out)> a_rows;
+  int64_t a_segments = 1;
   int32_t* c = nullptr;  // C [M, N], row stride ldc; unused when epilogue is set
   int64_t ldc = 0;
   Epilogue epilogue;
@@ -90,10 +99,17 @@ void Gemm(const GemmArgs& args, const PackedB& b, ThreadPool* pool);
 // max(0, max x)], scale (hi - lo) / 255 (1 when hi == lo, as onnxruntime),
 // zero point round_half_even(-lo / scale) within [0, 255]. Returns the flat
 // index of the first value that is not finite, or -1 (then sets both).
-int64_t DynamicQuantizeParams(const float* x, int64_t n, float* scale, int32_t* zero_point);
-// q[i] = saturate_u8(round_half_even(x[i] / scale) + zero_point), for the
-// parameters above (|x[i] / scale| <= 255). Vectorized on every path.
-void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* q);
+// `pool` (may be null) splits the pass over x.
+int64_t DynamicQuantizeParams(const float* x, int64_t n, float* scale, int32_t* zero_point,
+                              ThreadPool* pool = nullptr);
+// q[i] = saturate(round_half_even(x[i] / scale) + zero_point) for Q int8 or
+// uint8, NaN giving zero_point (QuantizeLinear's float case). Vectorized on
+// every path.
+template <typename Q>
+void QuantizeFloat8(const float* x, int64_t n, float scale, int32_t zero_point, Q* q);
+// QuantizeFloat8 to uint8, for the parameters above, split over `pool` (may
+// be null).
+void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* q, ThreadPool* pool = nullptr);
 
 // onnxruntime's requantization of an integer accumulator (MLAS's
 // MlasRequantizeOutput, and the epilogues of its QLinearConv/QGemm kernels),
@@ -108,6 +124,13 @@ void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint
 template <typename Q>
 void RequantizeFloat(const int32_t* acc, int64_t n, int32_t bias, const float* scale, bool scale_per_element,
                      int32_t zero_point, Q* out);
+
+// The same for `rows` rows of n columns (acc row stride lda, out row stride
+// ldo) with bias[j] (null: 0) and scale[j] per column: outputs whose columns
+// are channels.
+template <typename Q>
+void RequantizeFloatColumns(const int32_t* acc, int64_t lda, int64_t rows, int64_t n, const int32_t* bias,
+                            const float* scale, int32_t zero_point, Q* out, int64_t ldo);
 
 // The B input of a matrix-product kernel ([..., K, N] int8 or uint8; 1-D is
 // [K, 1]), packed once at Init when it is a constant initializer.

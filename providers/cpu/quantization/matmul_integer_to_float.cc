@@ -114,11 +114,11 @@ class MatMulIntegerToFloatKernel final : public OpKernel {
     float a_scale = 1.f;
     if (dynamic_) {
       const float* a = A->data<float>();
-      const int64_t bad = int8gemm::DynamicQuantizeParams(a, a_count, &a_scale, &a_zero);
+      const int64_t bad = int8gemm::DynamicQuantizeParams(a, a_count, &a_scale, &a_zero, ctx.threads());
       ONYX_CHECK_ARG(bad < 0, op, ": input 0 (A) holds ", bad < 0 ? 0.f : a[bad], " at flat index ", bad,
                      ", which cannot be quantized");
       a_quant.resize(static_cast<size_t>(a_count));
-      int8gemm::QuantizeU8(a, a_count, a_scale, a_zero, a_quant.data());
+      int8gemm::QuantizeU8(a, a_count, a_scale, a_zero, a_quant.data(), ctx.threads());
       a_data = a_quant.data();
       a_signed = false;
     } else {

@@ -3,21 +3,36 @@
 // points; x's zero point is per tensor, w's per tensor or per output channel.
 // Padding reads as the zero point (zero once it is subtracted), as in the
 // reference and onnxruntime. The sums come exactly from an integer GEMM per
-// (image, group) over im2col columns (int8gemm::Gemm, int8_gemm.h);
-// ConvInteger returns them as int32, QLinearConv adds the int32 bias and
-// requantizes each output channel with x_scale * w_scale[m] / y_scale in
-// float, as onnxruntime does (int8gemm::RequantizeFloat; why not the
-// reference's double: see qlinear_matmul.cc).
+// (image, group) (int8gemm::Gemm, int8_gemm.h). Where a group has enough
+// input and output channels (UsePositionRows) the GEMM's rows are output
+// positions (AccumulateByPosition): x goes channels-last once per image, the
+// GEMM reads each row's taps where they lie in that copy (GemmArgs::a_rows;
+// x's own rows for a 1x1 kernel), and w, B [taps x channels, output
+// channels], is packed once at Init when constant, so the packed panels are
+// full; with uint8 x and w's zero points 0, x's zero point is a per-channel
+// offset the epilogue adds (zx times w's column sums). Otherwise (few
+// channels: the first conv of an image net, depthwise) the rows are output
+// channels of w over im2col columns of x. ConvInteger returns the sums as
+// int32, QLinearConv adds the int32 bias and requantizes each output channel
+// with x_scale * w_scale[m] / y_scale in float, as onnxruntime does
+// (int8gemm::RequantizeFloat*; why not the reference's double: see
+// qlinear_matmul.cc).
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <vector>
 
+#include "providers/cpu/common/fast_math.h"
 #include "providers/cpu/math/blas.h"
 #include "providers/cpu/nn/conv_geometry.h"
 #include "providers/cpu/quantization/int8_gemm.h"
 #include "providers/cpu/quantization/qlinear_common.h"
 #include "providers/kernel.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace onyx {
 
@@ -55,16 +70,299 @@ Status ResolveShapes(const conv::Names& nm, const conv::Attrs& a, const Tensor& 
 }
 
 // Receives output channels [m0, m1) and output positions [p0, p1) of image
-// n: acc(m, p) = c[(m - m0) * ldc + (p - p0)].
+// n: acc(m, p) = c[(m - m0) * sm + (p - p0) * sp] + off[m - m0] (sp == 1:
+// rows of channels; sm == 1: rows of positions), the addition wrapping in
+// int32; off may be null (0).
 using ConvEpilogue = std::function<void(int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c,
-                                        int64_t ldc)>;
+                                        int64_t sm, int64_t sp, const int32_t* off)>;
+
+// A 1x1, stride-1, unpadded kernel: x itself is the im2col matrix.
+bool IsPointwise(const conv::Geom& g) {
+  bool pointwise = true;
+  for (size_t j = 0; j < g.nd; ++j)
+    pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
+  return pointwise;
+}
+
+// Spatial dims the position-row path walks, at most.
+constexpr size_t kMaxTapDims = 8;
+
+// Whether a conv with weights of shape `wd` [M, Cg, taps...] in `group`
+// groups runs with output positions as the GEMM's rows (see the top of the
+// file): the packed panels hold 64 output channels, so a group needs enough
+// of them; its taps are read (or copied) Cg bytes at a time, so it needs
+// enough input channels too (an image's first conv, 3 channels and 7x7
+// taps, measured 1.3x slower this way).
+bool UsePositionRows(const Dims& wd, int64_t group) {
+  return wd.size() >= 3 && wd.size() - 2 <= kMaxTapDims && group >= 1 && wd[0] / group >= 16 && wd[1] >= 8;
+}
+
+// The channels a group takes in the channels-last copy of x and in the
+// packed w: with one group, Cg rounded up to a multiple of 4 (so each group
+// of 4 values of K lies in one tap and the taps are read in place); the
+// added channels of x hold its zero point, which makes their products 0
+// whatever w holds there (0).
+int64_t PaddedChannels(int64_t Cg, int64_t group) { return group == 1 ? (Cg + 3) / 4 * 4 : Cg; }
+
+void TransposeBytes(const uint8_t* src, int64_t rows, int64_t cols, uint8_t* dst, int64_t ldd, ThreadPool* pool);
+
+// w [M, Cg, taps...] of each group as B [kvol * Cp, Mg] (row k = tap * Cp +
+// channel, the order of the gathered rows; rows of channels >= Cg are 0),
+// packed: the group's [Mg, Cg * kvol] block transposed, its rows then put in
+// tap-major order.
+void PackConvWeights(const uint8_t* w, bool w_signed, int64_t group, int64_t Mg, int64_t Cg, int64_t Cp,
+                     int64_t kvol, std::vector<int8gemm::PackedB>* out) {
+  const int64_t K = kvol * Cp;
+  std::vector<uint8_t> t(static_cast<size_t>(Cg * kvol * Mg)), b(static_cast<size_t>(K * Mg), 0);
+  out->clear();
+  for (int64_t grp = 0; grp < group; ++grp) {
+    TransposeBytes(w + grp * Mg * Cg * kvol, Mg, Cg * kvol, t.data(), Mg, nullptr);  // t[c * kvol + tap][m]
+    for (int64_t c = 0; c < Cg; ++c)
+      for (int64_t tap = 0; tap < kvol; ++tap)
+        std::memcpy(b.data() + (tap * Cp + c) * Mg, t.data() + (c * kvol + tap) * Mg, static_cast<size_t>(Mg));
+    out->push_back(int8gemm::PackedB::Pack(b.data(), w_signed, K, Mg, Mg));
+  }
+}
+
+// dst[c * ldd + r] = src[r * cols + c] (ldd >= rows): a [rows, cols] byte
+// matrix transposed, in blocks of 16 x 16 (SSE2 where x86: four rounds of
+// interleaving row i with row i + 8 transpose a block).
+#if defined(__x86_64__) || defined(__i386__)
+// TransposeBytes' block on AVX-512: 16 rows of 64 columns, the same rounds
+// of interleaving on four 16 x 16 blocks at once (one per 128-bit lane).
+__attribute__((target("avx512f,avx512bw"))) void Transpose16x64(const uint8_t* src, int64_t lds, uint8_t* dst,
+                                                                 int64_t ldd) {
+  __m512i r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(src + i * lds);
+  for (int round = 0; round < 4; ++round) {
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = _mm512_unpacklo_epi8(r[i], r[i + 8]);
+      t[2 * i + 1] = _mm512_unpackhi_epi8(r[i], r[i + 8]);
+    }
+    for (int i = 0; i < 16; ++i) r[i] = t[i];
+  }
+  // The masked extracts: GCC 12's plain one passes an uninitialised source
+  // that -Wuninitialized reports.
+  const __m128i z = _mm_setzero_si128();
+  for (int i = 0; i < 16; ++i) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * ldd), _mm512_mask_extracti32x4_epi32(z, 0xF, r[i], 0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (16 + i) * ldd), _mm512_mask_extracti32x4_epi32(z, 0xF, r[i], 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (32 + i) * ldd), _mm512_mask_extracti32x4_epi32(z, 0xF, r[i], 2));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (48 + i) * ldd), _mm512_mask_extracti32x4_epi32(z, 0xF, r[i], 3));
+  }
+}
+#endif
+
+void TransposeBytes(const uint8_t* src, int64_t rows, int64_t cols, uint8_t* dst, int64_t ldd, ThreadPool* pool) {
+  constexpr int64_t kB = 16;
+  const int64_t rblocks = (rows + kB - 1) / kB;
+#if defined(__x86_64__) || defined(__i386__)
+  const bool avx512 = fastmath::BestIsa() == fastmath::Isa::kAvx512;
+#endif
+  ThreadPool::For(pool, rblocks, std::max<int64_t>(1, 16384 / std::max<int64_t>(cols * kB, 1)),
+                  [&](int64_t begin, int64_t end) {
+    for (int64_t rb = begin; rb < end; ++rb) {
+      const int64_t r0 = rb * kB, r1 = std::min(rows, r0 + kB);
+      int64_t c0 = 0;
+#if defined(__x86_64__) || defined(__i386__)
+      if (r1 - r0 == kB) {
+        if (avx512)
+          for (; c0 + 4 * kB <= cols; c0 += 4 * kB) Transpose16x64(src + r0 * cols + c0, cols, dst + c0 * ldd + r0, ldd);
+        for (; c0 + kB <= cols; c0 += kB) {
+          __m128i r[kB], t[kB];
+          for (int i = 0; i < kB; ++i)
+            r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (r0 + i) * cols + c0));
+          for (int round = 0; round < 4; ++round) {
+            for (int i = 0; i < kB / 2; ++i) {
+              t[2 * i] = _mm_unpacklo_epi8(r[i], r[i + kB / 2]);
+              t[2 * i + 1] = _mm_unpackhi_epi8(r[i], r[i + kB / 2]);
+            }
+            for (int i = 0; i < kB; ++i) r[i] = t[i];
+          }
+          for (int i = 0; i < kB; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (c0 + i) * ldd + r0), r[i]);
+        }
+      }
+#endif
+      for (; c0 < cols; c0 += kB) {
+        const int64_t c1 = std::min(cols, c0 + kB);
+        for (int64_t r = r0; r < r1; ++r)
+          for (int64_t c = c0; c < c1; ++c) dst[c * ldd + r] = src[r * cols + c];
+      }
+    }
+  });
+}
+
+// The taps of one output position: Next() walks them in order (the last
+// spatial dim fastest), giving the input offset (in positions) each reads, or
+// -1 outside the input.
+class TapWalk {
+ public:
+  TapWalk(const conv::Geom& g, int64_t p) : g_(g) {
+    for (size_t j = g.nd; j-- > 0;) {
+      base_[j] = (p % g.out[j]) * g.s[j] - g.pb[j];
+      p /= g.out[j];
+      kk_[j] = 0;
+    }
+  }
+  int64_t Next() {
+    int64_t off = 0;
+    bool inside = true;
+    for (size_t j = 0; j < g_.nd; ++j) {
+      const int64_t i = base_[j] + kk_[j] * g_.d[j];
+      inside = inside && i >= 0 && i < g_.in[j];
+      off = off * g_.in[j] + i;
+    }
+    for (size_t j = g_.nd; j-- > 0;) {
+      if (++kk_[j] < g_.k[j]) break;
+      kk_[j] = 0;
+    }
+    return inside ? off : -1;
+  }
+
+ private:
+  const conv::Geom& g_;
+  int64_t base_[kMaxTapDims], kk_[kMaxTapDims];
+};
+
+// Rows [p0, p1) of the channels-last im2col of one group: row p holds, tap
+// by tap, the group's Cg channels at the input position the tap reads
+// (x: channels-last with C channels, from the group's first channel), or
+// `pad` outside the input.
+void GatherTaps(const uint8_t* x, int64_t C, int64_t Cg, const conv::Geom& g, uint8_t pad, int64_t p0, int64_t p1,
+                uint8_t* rows) {
+  for (int64_t p = p0; p < p1; ++p) {
+    uint8_t* dst = rows + p * g.kvol * Cg;
+    TapWalk taps(g, p);
+    for (int64_t t = 0; t < g.kvol; ++t, dst += Cg) {
+      const int64_t off = taps.Next();
+      if (off >= 0)
+        std::memcpy(dst, x + off * C, static_cast<size_t>(Cg));
+      else
+        std::memset(dst, pad, static_cast<size_t>(Cg));
+    }
+  }
+}
+
+// GemmArgs::a_rows of the rows GatherTaps would write, for Cg % 4 == 0:
+// for output positions [p0, p1), the address of each tap's Cg channels, or
+// of pad_row (Cg bytes of the pad value) outside the input.
+void TapAddresses(const uint8_t* x, int64_t C, const conv::Geom& g, const uint8_t* pad_row, int64_t p0, int64_t p1,
+                  const uint8_t** out) {
+  if (g.nd == 2) {  // the common case, without TapWalk's loops over dims
+    const int64_t OW = g.out[1], IH = g.in[0], IW = g.in[1];
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t ih0 = (p / OW) * g.s[0] - g.pb[0], iw0 = (p % OW) * g.s[1] - g.pb[1];
+      for (int64_t kh = 0; kh < g.k[0]; ++kh) {
+        const int64_t ih = ih0 + kh * g.d[0];
+        const bool row_in = ih >= 0 && ih < IH;
+        for (int64_t kw = 0; kw < g.k[1]; ++kw) {
+          const int64_t iw = iw0 + kw * g.d[1];
+          *out++ = row_in && iw >= 0 && iw < IW ? x + (ih * IW + iw) * C : pad_row;
+        }
+      }
+    }
+    return;
+  }
+  for (int64_t p = p0; p < p1; ++p) {
+    TapWalk taps(g, p);
+    for (int64_t t = 0; t < g.kvol; ++t) {
+      const int64_t off = taps.Next();
+      *out++ = off >= 0 ? x + off * C : pad_row;
+    }
+  }
+}
+
+// Accumulate (below) with output positions as the GEMM's rows; `packed`: w
+// packed by PackConvWeights (null: packed now).
+Status AccumulateByPosition(KernelContext& ctx, int64_t group, const Tensor& x, int32_t zx, const Tensor& w,
+                            const std::vector<int32_t>& zw, const conv::Geom& g,
+                            const std::vector<int8gemm::PackedB>* packed, const ConvEpilogue& emit) {
+  const int64_t N = x.dims()[0], C = x.dims()[1], M = w.dims()[0];
+  const int64_t Cg = C / group, Mg = M / group, OS = g.out_size;
+  // Channels per group and in all of the channels-last copy of x (padded:
+  // PaddedChannels), values of K per output position.
+  const int64_t Cp = PaddedChannels(Cg, group), Ct = Cp * group, Kc = Cp * g.kvol;
+  thread_local std::vector<int8gemm::PackedB> packed_now;
+  if (packed == nullptr) {
+    PackConvWeights(static_cast<const uint8_t*>(w.raw()), w.type() == ElemType::kInt8, group, Mg, Cg, Cp, g.kvol,
+                    &packed_now);
+    packed = &packed_now;
+  }
+  const bool pointwise = IsPointwise(g);
+  const uint8_t pad = static_cast<uint8_t>(zx);  // zx's own bit pattern in x's type
+  const uint8_t* xv = static_cast<const uint8_t*>(x.raw());
+  ThreadPool* pool = ctx.threads();
+  thread_local std::vector<uint8_t> xt, rows;
+  xt.resize(static_cast<size_t>(Ct * g.in_size));
+  // The GEMM reads the taps where they lie in x (by address) when each group
+  // of 4 values of K lies in one tap; else they are gathered into `rows`.
+  // (A 1x1 kernel's rows are x's own: packed from there when they serve
+  // several panels of 64 output channels, measured faster than reading them
+  // in place.)
+  const bool pack_taps = Cp % 4 == 0 && (!pointwise || Mg <= 64);
+  if (!pointwise && !pack_taps) rows.resize(static_cast<size_t>(OS * Kc));
+  const std::vector<uint8_t> pad_row(static_cast<size_t>(Cp), pad);
+  std::vector<int32_t> off(static_cast<size_t>(Mg));
+  uint8_t* const xtp = xt.data();
+  uint8_t* const rowp = rows.data();
+  for (int64_t n = 0; n < N; ++n) {
+    if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, "QLinearConv: run terminated on request");
+    TransposeBytes(xv + n * C * g.in_size, C, g.in_size, xtp, Ct, pool);
+    if (Ct > C)
+      for (int64_t p = 0; p < g.in_size; ++p) std::memset(xtp + p * Ct + C, pad, static_cast<size_t>(Ct - C));
+    for (int64_t grp = 0; grp < group; ++grp) {
+      int8gemm::GemmArgs args;
+      args.M = OS;
+      args.a = xtp + grp * Cp;
+      args.lda = Ct;
+      if (pack_taps) {
+        const uint8_t* xg = xtp + grp * Cp;
+        args.a_rows = [&, xg](int64_t p0, int64_t p1, const uint8_t** out) {
+          TapAddresses(xg, Ct, g, pad_row.data(), p0, p1, out);
+        };
+        args.a_segments = g.kvol;
+      } else if (!pointwise) {
+        ThreadPool::For(pool, OS, std::max<int64_t>(1, 16384 / std::max<int64_t>(Kc, 1)),
+                        [&](int64_t begin, int64_t end) {
+                          GatherTaps(xtp + grp * Cp, Ct, Cp, g, pad, begin, end, rowp);
+                        });
+        args.a = rowp;
+        args.lda = Kc;
+      }
+      args.a_signed = x.type() == ElemType::kInt8;
+      args.za = &zx;
+      args.zb = zw.data() + grp * Mg;
+      args.zb_per_column = true;
+      // With uint8 x and int8 w of zero point 0 the zero point of x only
+      // takes zx * (column sum of w) from each channel: the epilogue does
+      // that (off), and the GEMM has nothing to correct.
+      const int8gemm::PackedB& pw = (*packed)[grp];
+      bool fold = !args.a_signed && !pw.shifted();
+      for (int64_t m = 0; m < Mg && fold; ++m) fold = zw[grp * Mg + m] == 0;
+      if (fold) {
+        args.za = nullptr;
+        for (int64_t m = 0; m < Mg; ++m)
+          off[m] = static_cast<int32_t>(0u - static_cast<uint32_t>(zx) * static_cast<uint32_t>(pw.col_sums()[m]));
+      }
+      const int32_t* offp = fold ? off.data() : nullptr;
+      args.epilogue = [&](int64_t p0, int64_t p1, int64_t m0, int64_t m1, const int32_t* c, int64_t ldc) {
+        emit(n, grp * Mg + m0, grp * Mg + m1, p0, p1, c, 1, ldc, offp ? offp + m0 : nullptr);
+      };
+      int8gemm::Gemm(args, (*packed)[grp], pool);
+    }
+  }
+  return Status::OK();
+}
 
 // acc[n, m, :] = sum over channels of the group and kernel taps of
-// (x - zx) * (w[m] - zw[m]), exact: per (image, group) one int8gemm::Gemm of
-// w [Mg, Kc] by the im2col columns of x [Kc, out] (x itself for a 1x1,
-// stride-1, unpadded kernel), whose padding reads as zx.
+// (x - zx) * (w[m] - zw[m]), exact: AccumulateByPosition where
+// UsePositionRows, else per (image, group) one int8gemm::Gemm of w [Mg, Kc]
+// by the im2col columns of x [Kc, out] (x itself for a 1x1, stride-1,
+// unpadded kernel), whose padding reads as zx. `packed`: w as
+// ConstantConvWeights packed it (null: packed now where needed).
 Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, const Tensor& x, int32_t zx,
-                  const Tensor& w, const std::vector<int32_t>& zw, const conv::Geom& g, const ConvEpilogue& emit) {
+                  const Tensor& w, const std::vector<int32_t>& zw, const conv::Geom& g,
+                  const std::vector<int8gemm::PackedB>* packed, const ConvEpilogue& emit) {
   const int64_t N = x.dims()[0], C = x.dims()[1], M = w.dims()[0];
   const int64_t Cg = C / group, Mg = M / group, Kc = Cg * g.kvol, OS = g.out_size;
   ONYX_CHECK_ARG(FitsBlasInt(Mg) && FitsBlasInt(Kc) && FitsBlasInt(OS), nm.op, ": ", nm.x, " ",
@@ -72,9 +370,8 @@ Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, cons
   if (N * M * OS == 0) return Status::OK();
   for (const Tensor* t : {&x, &w})
     ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, t->type(), nm.op, [](auto) { return Status::OK(); }));
-  bool pointwise = true;
-  for (size_t j = 0; j < g.nd; ++j)
-    pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
+  if (UsePositionRows(w.dims(), group)) return AccumulateByPosition(ctx, group, x, zx, w, zw, g, packed, emit);
+  const bool pointwise = IsPointwise(g);
   const bool x_signed = x.type() == ElemType::kInt8;
   const uint8_t pad = static_cast<uint8_t>(zx);  // zx's own bit pattern in x's type
   const uint8_t* xv = static_cast<const uint8_t*>(x.raw());
@@ -100,7 +397,7 @@ Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, cons
     args.za_per_row = true;
     args.zb = &zx;
     args.epilogue = [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t ldc) {
-      emit(n, grp * Mg + m0, grp * Mg + m1, p0, p1, c, ldc);
+      emit(n, grp * Mg + m0, grp * Mg + m1, p0, p1, c, ldc, 1, nullptr);
     };
     int8gemm::Gemm(args, packed, pool);
   };
@@ -122,9 +419,45 @@ Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, cons
   return Status::OK();
 }
 
+// Input `index` (w) packed at Init for AccumulateByPosition when it is a
+// constant int8/uint8 tensor whose groups take that path.
+class ConstantConvWeights {
+ public:
+  void Init(const KernelInfo& info, int index, int64_t group) {
+    const Tensor* w = info.ConstantInput(index);
+    if (w == nullptr || (w->type() != ElemType::kInt8 && w->type() != ElemType::kUint8) || w->rank() < 3 ||
+        group < 1 || w->dims()[0] % group != 0)
+      return;
+    const Dims& d = w->dims();
+    int64_t kvol = 1;
+    for (size_t j = 2; j < d.size(); ++j) kvol *= d[j];
+    if (!UsePositionRows(d, group) || d[0] * d[1] * kvol == 0) return;
+    PackConvWeights(static_cast<const uint8_t*>(w->raw()), w->type() == ElemType::kInt8, group, d[0] / group, d[1],
+                    PaddedChannels(d[1], group), kvol, &packed_);
+    dims_ = d;
+    type_ = w->type();
+    valid_ = true;
+    info.ReleaseConstantInput(index);  // runs read the packed copy only
+  }
+  // The packed weights when `w` is the constant they came from, else null.
+  const std::vector<int8gemm::PackedB>* Get(const Tensor& w) const {
+    return valid_ && w.dims() == dims_ && w.type() == type_ ? &packed_ : nullptr;
+  }
+
+ private:
+  bool valid_ = false;
+  Dims dims_;
+  ElemType type_ = ElemType::kUndefined;
+  std::vector<int8gemm::PackedB> packed_;
+};
+
 class ConvIntegerKernel final : public OpKernel {
  public:
-  Status Init(const KernelInfo& info) { return ParseConvAttrs(info, "ConvInteger", &attrs_); }
+  Status Init(const KernelInfo& info) {
+    ONYX_RETURN_IF_ERROR(ParseConvAttrs(info, "ConvInteger", &attrs_));
+    weights_.Init(info, 1, attrs_.group);
+    return Status::OK();
+  }
 
   Status Compute(KernelContext& ctx) const override {
     const conv::Names nm{"ConvInteger", "input 0 (x)", "input 1 (w)"};
@@ -143,20 +476,30 @@ class ConvIntegerKernel final : public OpKernel {
     if (y == nullptr) return Status::OK();
     int32_t* yv = y->data<int32_t>();
     const int64_t M = yd[1], OS = g.out_size;
-    return Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g,
-                      [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t ldc) {
-                        for (int64_t m = m0; m < m1; ++m)
-                          std::copy(c + (m - m0) * ldc, c + (m - m0) * ldc + (p1 - p0), yv + (n * M + m) * OS + p0);
+    return Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g, weights_.Get(*w),
+                      [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t sm,
+                          int64_t sp, const int32_t* off) {
+                        for (int64_t m = m0; m < m1; ++m) {
+                          const uint32_t o = off ? static_cast<uint32_t>(off[m - m0]) : 0;
+                          for (int64_t p = p0; p < p1; ++p)
+                            yv[(n * M + m) * OS + p] =
+                                static_cast<int32_t>(static_cast<uint32_t>(c[(m - m0) * sm + (p - p0) * sp]) + o);
+                        }
                       });
   }
 
  private:
   conv::Attrs attrs_;
+  ConstantConvWeights weights_;
 };
 
 class QLinearConvKernel final : public OpKernel {
  public:
-  Status Init(const KernelInfo& info) { return ParseConvAttrs(info, "QLinearConv", &attrs_); }
+  Status Init(const KernelInfo& info) {
+    ONYX_RETURN_IF_ERROR(ParseConvAttrs(info, "QLinearConv", &attrs_));
+    weights_.Init(info, 3, attrs_.group);
+    return Status::OK();
+  }
 
   Status Compute(KernelContext& ctx) const override {
     const conv::Names nm{"QLinearConv", "input 0 (x)", "input 3 (w)"};
@@ -199,17 +542,36 @@ class QLinearConvKernel final : public OpKernel {
     return DispatchOver(Int8TypeSet{}, yz->type(), nm.op, [&](auto tag) -> Status {
       using TY = typename decltype(tag)::type;
       TY* yv = y->data<TY>();
-      return Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g,
-                        [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t ldc) {
+      return Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g, weights_.Get(*w),
+                        [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t sm,
+                            int64_t sp, const int32_t* off) {
+                          // The bias with the epilogue's offsets, wrapping.
+                          thread_local std::vector<int32_t> bias;
+                          bias.resize(static_cast<size_t>(m1 - m0));
                           for (int64_t m = m0; m < m1; ++m)
-                            int8gemm::RequantizeFloat<TY>(c + (m - m0) * ldc, p1 - p0, bv ? bv[m] : 0, &mult[m],
-                                                          false, zy[0], yv + (n * M + m) * OS + p0);
+                            bias[m - m0] = static_cast<int32_t>(static_cast<uint32_t>(bv ? bv[m] : 0) +
+                                                                static_cast<uint32_t>(off ? off[m - m0] : 0));
+                          if (sp == 1) {
+                            for (int64_t m = m0; m < m1; ++m)
+                              int8gemm::RequantizeFloat<TY>(c + (m - m0) * sm, p1 - p0, bias[m - m0], &mult[m], false,
+                                                            zy[0], yv + (n * M + m) * OS + p0);
+                            return;
+                          }
+                          // Rows of channels: requantized into a block of its own,
+                          // which goes into y's channel planes transposed.
+                          thread_local std::vector<TY> block;
+                          block.resize(static_cast<size_t>((p1 - p0) * (m1 - m0)));
+                          int8gemm::RequantizeFloatColumns<TY>(c, sp, p1 - p0, m1 - m0, bias.data(), mult.data() + m0,
+                                                               zy[0], block.data(), m1 - m0);
+                          TransposeBytes(reinterpret_cast<const uint8_t*>(block.data()), p1 - p0, m1 - m0,
+                                         reinterpret_cast<uint8_t*>(yv + (n * M + m0) * OS + p0), OS, nullptr);
                         });
     });
   }
 
  private:
   conv::Attrs attrs_;
+  ConstantConvWeights weights_;
 };
 
 }  // namespace

@@ -17,7 +17,12 @@
 #include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/common/fast_math.h"
 #include "providers/cpu/common/narrow_float.h"
+#include "providers/cpu/quantization/int8_gemm.h"
 #include "providers/kernel.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace onyx {
 
@@ -235,39 +240,6 @@ bool IsScaleType(ElemType t) {
 
 // ---------------------------------------------------------------------------
 
-// QuantizeLinear's common case over [b, e), compiled once per instruction
-// set (the widest vectors divide 16 floats at a time). Its arguments are
-// locals, not captures: a store through uint8_t* may alias anything, which
-// would reload every capture per element and stop vectorization.
-template <typename T>
-inline __attribute__((always_inline)) void Quant8Body(const float* __restrict xs, T* __restrict ys, int64_t b,
-                                                      int64_t e, float sc, float z, float l, float h) {
-  for (int64_t i = b; i < e; ++i) {
-    float q = xs[i] / sc;
-    q = q == q ? q : 0.f;
-    q = q < l ? l : (q > h ? h : q);
-    constexpr float m = 12582912.f;  // 1.5 * 2^23: (q + m) - m is q rounded (no -ffast-math here)
-    ys[i] = static_cast<T>(static_cast<int32_t>((q + m) - m + z));
-  }
-}
-template <typename T>
-void Quant8Base(const float* x, T* y, int64_t b, int64_t e, float sc, float z, float l, float h) {
-  Quant8Body(x, y, b, e, sc, z, l, h);
-}
-#if defined(__x86_64__) || defined(__i386__)
-template <typename T>
-__attribute__((target("avx2"))) void Quant8Avx2(const float* x, T* y, int64_t b, int64_t e, float sc, float z,
-                                                float l, float h) {
-  Quant8Body(x, y, b, e, sc, z, l, h);
-}
-template <typename T>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx2"))) void Quant8Avx512(const float* x, T* y, int64_t b,
-                                                                           int64_t e, float sc, float z, float l,
-                                                                           float h) {
-  Quant8Body(x, y, b, e, sc, z, l, h);
-}
-#endif
-
 class QuantizeLinearKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo& info) {
@@ -374,23 +346,13 @@ class QuantizeLinearKernel final : public OpKernel {
     return Status::OK();
   }
 
-  // y = saturate(round_half_even(x / scale) + zp) for 8-bit T; NaN gives zp.
-  // Rounding adds and subtracts 1.5 * 2^23 (round to nearest even in the
-  // default mode) on values clamped to T's range less zp, so the loop
-  // vectorizes on baseline x86-64.
+  // y = saturate(round_half_even(x / scale) + zp) for 8-bit T; NaN gives zp
+  // (int8gemm::QuantizeFloat8, over the pool's threads).
   template <typename T>
   static void QuantizeFloatTo8Bit(KernelContext& ctx, const float* x, int64_t n, float scale, float zp, T* y) {
-    const float lo = static_cast<float>(std::numeric_limits<T>::lowest()) - zp;
-    const float hi = static_cast<float>(std::numeric_limits<T>::max()) - zp;
-    const fastmath::Isa isa = fastmath::BestIsa();
-    ThreadPool::For(ctx.threads(), n, 1 << 15, [&](int64_t b, int64_t e) {
-#if defined(__x86_64__) || defined(__i386__)
-      if (isa == fastmath::Isa::kAvx512) return Quant8Avx512<T>(x, y, b, e, scale, zp, lo, hi);
-      if (isa == fastmath::Isa::kAvx2) return Quant8Avx2<T>(x, y, b, e, scale, zp, lo, hi);
-#endif
-      (void)isa;
-      Quant8Base<T>(x, y, b, e, scale, zp, lo, hi);
-    });
+    const int32_t z = static_cast<int32_t>(zp);
+    ThreadPool::For(ctx.threads(), n, 1 << 15,
+                    [&](int64_t b, int64_t e) { int8gemm::QuantizeFloat8<T>(x + b, e - b, scale, z, y + b); });
   }
 
   template <typename Q>
@@ -410,6 +372,27 @@ class QuantizeLinearKernel final : public OpKernel {
 
 // ---------------------------------------------------------------------------
 
+#if defined(__x86_64__) || defined(__i386__)
+// y[i] = (float(x[i]) - z) * s for 8-bit codes over [b, e), AVX-512 (the
+// compiled loop widened the bytes in several steps): the same two float
+// operations, so the same values.
+template <typename T>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx2"))) void Dequant8Avx512(const T* x, float* y, int64_t b,
+                                                                             int64_t e, float z, float s) {
+  const __m512 vz = _mm512_set1_ps(z), vs = _mm512_set1_ps(s);
+  int64_t i = b;
+  for (; i + 16 <= e; i += 16) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i));
+    // The masked forms: GCC 12's plain ones pass an uninitialised source
+    // that -Wmaybe-uninitialized reports.
+    const __m512i w =
+        std::is_same<T, uint8_t>::value ? _mm512_maskz_cvtepu8_epi32(0xFFFF, q) : _mm512_maskz_cvtepi8_epi32(0xFFFF, q);
+    _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_cvtepi32_ps(0xFFFF, w), vz), vs));
+  }
+  for (; i < e; ++i) y[i] = (static_cast<float>(x[i]) - z) * s;
+}
+#endif
+
 // DequantizeLinear's common case (8- to 32-bit integer codes, one float
 // scale, float output) as one typed loop the compiler vectorizes; false when
 // the case is another one.
@@ -421,6 +404,15 @@ bool DequantizePerTensor(KernelContext& ctx, const Tensor& X, const TS* s, const
     using T = typename Q::Storage;
     const T* xv = X.data<T>();
     const float zv = z != nullptr ? Q::Load(z, 0) : 0.f, sv = s[0];
+#if defined(__x86_64__) || defined(__i386__)
+    if constexpr (sizeof(T) == 1) {
+      if (fastmath::BestIsa() == fastmath::Isa::kAvx512) {
+        ThreadPool::For(ctx.threads(), X.size(), 1 << 15,
+                        [&](int64_t b, int64_t e) { Dequant8Avx512(xv, y, b, e, zv, sv); });
+        return true;
+      }
+    }
+#endif
     ThreadPool::For(ctx.threads(), X.size(), 1 << 15, [&](int64_t b, int64_t e) {
       const T* __restrict xs = xv;  // locals: see QuantizeFloatTo8Bit
       TO* __restrict ys = y;
