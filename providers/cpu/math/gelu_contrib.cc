@@ -77,7 +77,7 @@ void RunGelu(GeluKind kind, float alpha, const T* x, const T* bias, int64_t bias
              ThreadPool* pool) {
   using C = typename CalcType<T>::type;
   if constexpr (std::is_same<T, float>::value) {
-    if (kind != GeluKind::kQuickGelu) {
+    if (kind == GeluKind::kGelu || kind == GeluKind::kBiasGelu || kind == GeluKind::kFastGelu) {
       // One SIMD pass (bias add and activation) per stretch of the range
       // that sees the bias contiguously.
       auto* fn = kind == GeluKind::kFastGelu ? &fastmath::FastGeluArray : &fastmath::BiasGeluArray;
