@@ -111,6 +111,19 @@ check("leaky", [1, 8, 11, 11], 12, 3, dict(pads=[1, 1, 1, 1]), tail=("LeakyRelu"
 check("sigmoid_1d", [2, 8, 40], 12, 3, dict(pads=[1, 1]), tail=("Sigmoid", {}))
 check("dw_clip6", [2, 32, 14, 14], 32, 3, dict(group=32, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
 check("dw_relu_wide", [1, 8, 56, 56], 8, 3, dict(group=8, pads=[1, 1, 1, 1]), tail=("Relu", {}))
+# Stride 1 "same" 3x3 runs each plane as one stream of vectors with column
+# masks (rows of 2, 3, 9, 28, 37 columns; one row; rows shorter and longer
+# than a vector); stride 2 masks its loads at the row ends (even and odd
+# widths, pads on one side only, multiplier 2).
+check("dw_same_28", [2, 6, 28, 28], 6, 3, dict(group=6, pads=[1, 1, 1, 1]), tail=("Clip", {}))
+check("dw_same_narrow", [1, 3, 5, 2], 3, 3, dict(group=3, pads=[1, 1, 1, 1]))
+check("dw_same_3x9", [1, 4, 3, 9], 4, 3, dict(group=4, pads=[1, 1, 1, 1]), tail=("Relu", {}))
+check("dw_same_one_row", [1, 4, 1, 37], 4, 3, dict(group=4, pads=[1, 1, 1, 1]))
+check("dw_same_mult2", [1, 3, 11, 37], 6, 3, dict(group=3, pads=[1, 1, 1, 1]))
+check("dw_s2_56", [1, 5, 56, 56], 5, 3, dict(group=5, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
+check("dw_s2_odd", [2, 3, 27, 29], 3, 3, dict(group=3, pads=[1, 1, 1, 1], strides=[2, 2]))
+check("dw_s2_onesided", [1, 4, 14, 14], 4, 3, dict(group=4, pads=[0, 0, 1, 1], strides=[2, 2]))
+check("dw_s2_narrow", [1, 2, 6, 3], 4, 3, dict(group=2, pads=[1, 1, 1, 1], strides=[2, 2]))
 print("CPU_PATH", rt.get_build_info())
 print("RESULTS " + json.dumps(results))
 """
@@ -127,6 +140,6 @@ def test_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 2 * 37, sorted(r)
+    assert len(r) == 2 * 46, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"
