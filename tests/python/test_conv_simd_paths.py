@@ -124,6 +124,32 @@ check("dw_s2_56", [1, 5, 56, 56], 5, 3, dict(group=5, pads=[1, 1, 1, 1], strides
 check("dw_s2_odd", [2, 3, 27, 29], 3, 3, dict(group=3, pads=[1, 1, 1, 1], strides=[2, 2]))
 check("dw_s2_onesided", [1, 4, 14, 14], 4, 3, dict(group=4, pads=[0, 0, 1, 1], strides=[2, 2]))
 check("dw_s2_narrow", [1, 2, 6, 3], 4, 3, dict(group=2, pads=[1, 1, 1, 1], strides=[2, 2]))
+
+# Float MaxPool / AveragePool planes (vectorised along rows at width strides
+# 1 and 2): pads, ceil_mode, count_include_pad, rows wider than a vector,
+# 1-D, height dilation; a window wider than 16 and width dilation take the
+# scalar loops.
+def check_pool(name, op, xshape, **attrs):
+    x = rand(*xshape)
+    g = helper.make_graph([helper.make_node(op, ["x"], ["y"], **attrs)], "g",
+                          [helper.make_tensor_value_info("x", F, xshape)], [helper.make_tensor_value_info("y", F, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+    ref = ReferenceEvaluator(m).run(None, {"x": x})[0]
+    got = rt.InferenceSession(m.SerializeToString()).run(None, {"x": x})[0]
+    assert got.shape == ref.shape, (name, got.shape, ref.shape)
+    results[name] = float(np.max(np.abs(got - ref) / (np.abs(ref) + 1.0)))
+
+check_pool("max3_s2_p1", "MaxPool", [1, 5, 41, 57], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+check_pool("max3_s2_ceil", "MaxPool", [2, 3, 14, 15], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+check_pool("max2_s1_wide", "MaxPool", [1, 2, 5, 70], kernel_shape=[2, 2], pads=[0, 1, 1, 0])
+check_pool("max_dil_h", "MaxPool", [1, 2, 12, 20], kernel_shape=[3, 2], strides=[1, 2], dilations=[2, 1])
+check_pool("max_1d", "MaxPool", [2, 3, 50], kernel_shape=[5], strides=[2], pads=[2, 2])
+check_pool("max_k17", "MaxPool", [1, 2, 4, 40], kernel_shape=[1, 17], strides=[1, 2])
+check_pool("avg2_s2_ceil", "AveragePool", [1, 7, 29, 35], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
+check_pool("avg3_s2_incl", "AveragePool", [2, 3, 17, 33], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+           count_include_pad=1)
+check_pool("avg3_s1_pad", "AveragePool", [1, 4, 9, 21], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+check_pool("avg_dil_w", "AveragePool", [1, 2, 9, 21], kernel_shape=[2, 2], dilations=[1, 2])
 print("CPU_PATH", rt.get_build_info())
 print("RESULTS " + json.dumps(results))
 """
@@ -140,6 +166,6 @@ def test_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 2 * 46, sorted(r)
+    assert len(r) == 2 * 46 + 10, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"
