@@ -111,6 +111,19 @@ check("leaky", [1, 8, 11, 11], 12, 3, dict(pads=[1, 1, 1, 1]), tail=("LeakyRelu"
 check("sigmoid_1d", [2, 8, 40], 12, 3, dict(pads=[1, 1]), tail=("Sigmoid", {}))
 check("dw_clip6", [2, 32, 14, 14], 32, 3, dict(group=32, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
 check("dw_relu_wide", [1, 8, 56, 56], 8, 3, dict(group=8, pads=[1, 1, 1, 1]), tail=("Relu", {}))
+# Few input channels (at most 4, group 1, no dilation) run the direct conv:
+# register blocks of output channels (counts not a multiple of the block),
+# strides 1 and 2 along rows (mixed with others along columns), row ends
+# and rows outside the image, batch, Clip / Relu in the store, Sigmoid in a
+# pass after, a residual (which takes the GEMM instead).
+check("small_c_stem3", [2, 3, 37, 45], 32, 3, dict(pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
+check("small_c_stem7", [1, 3, 61, 70], 20, 7, dict(pads=[3, 3, 3, 3], strides=[2, 2]), tail=("Relu", {}))
+check("small_c_s1_5x5", [1, 2, 19, 33], 5, 5, dict(pads=[2, 1, 0, 2]))
+check("small_c_s21", [1, 4, 15, 21], 9, [3, 2], dict(pads=[1, 0, 1, 1], strides=[1, 2]), tail=("Sigmoid", {}))
+check("small_c_s13", [1, 1, 12, 30], 17, [1, 16], dict(pads=[0, 7, 0, 8], strides=[3, 1]), bias=False)
+check("small_c_1x1", [2, 3, 9, 40], 24, 1, {})
+check("small_c_w1", [1, 3, 9, 1], 8, 3, dict(pads=[1, 1, 1, 1], strides=[2, 2]))
+check("small_c_residual", [1, 3, 16, 16], 16, 3, dict(pads=[1, 1, 1, 1]), tail=("Relu", {}), residual=True)
 # Stride 1 "same" 3x3 runs each plane as one stream of vectors with column
 # masks (rows of 2, 3, 9, 28, 37 columns; one row; rows shorter and longer
 # than a vector); stride 2 masks its loads at the row ends (even and odd
@@ -166,6 +179,6 @@ def test_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 2 * 46 + 10, sorted(r)
+    assert len(r) == 2 * 54 + 10, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"

@@ -29,4 +29,33 @@ void Run(const Plane2D& g, int64_t count, const float* in, int64_t in_stride, co
          const float* bias, bool clamp, float lo, float hi, float* out, int64_t out_stride);
 
 }  // namespace depthwise
+
+// The direct 2-D convolution of few input channels (group 1): a network's
+// first conv (3 channels, 3x3 or 7x7, stride 2), where a GEMM's K is only
+// C*KH*KW and packing its im2col block costs more than the product. Each
+// vector of output columns of one tap is multiplied into a block of output
+// channels held in registers (small_conv_kernel.inc), on the same ISAs as
+// the depthwise kernel.
+namespace small_conv {
+
+constexpr int64_t kMaxKernel = 16;  // KW at most
+
+struct Geom {
+  int64_t C = 0, H = 0, W = 0, M = 0, OH = 0, OW = 0, KH = 1, KW = 1;
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0;
+};
+
+// Whether Rows has a path for this conv (no dilation) on the active ISA.
+bool Applies(const Geom& g);
+// Floats Pack writes for M output channels of `taps` = C*KH*KW weights each.
+int64_t PackedSize(int64_t M, int64_t taps);
+// W [M, C, KH, KW] rearranged for Rows (blocks of output channels, zero-padded).
+void Pack(const float* w, int64_t M, int64_t taps, float* packed);
+// Output rows [oh_begin, oh_end) of one image: y [M, OH, OW] = bias (null: 0)
+// + the convolution of x [C, H, W] with the packed weights; then, with
+// `clamp`, min(max(y, lo), hi). Requires Applies(g).
+void Rows(const Geom& g, const float* x, const float* packed, const float* bias, bool clamp, float lo, float hi,
+          int64_t oh_begin, int64_t oh_end, float* y);
+
+}  // namespace small_conv
 }  // namespace onyx
