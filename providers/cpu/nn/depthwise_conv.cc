@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "providers/cpu/math/sgemm.h"
@@ -36,6 +37,7 @@ namespace {
 #include "providers/cpu/nn/depthwise_conv_kernel.inc"
 }  // namespace
 #include "providers/cpu/nn/small_conv_kernel.inc"
+#include "providers/cpu/nn/pool_planes_kernel.inc"
 }  // namespace avx512
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -57,6 +59,7 @@ namespace {
 #include "providers/cpu/nn/depthwise_conv_kernel.inc"
 }  // namespace
 #include "providers/cpu/nn/small_conv_kernel.inc"
+#include "providers/cpu/nn/pool_planes_kernel.inc"
 }  // namespace avx2
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -66,45 +69,22 @@ namespace {
 #endif
 
 namespace {
-Fn Kernel() {
-#ifdef ONYX_DW_X86
-  switch (sgemm::ActiveIsa()) {
-    case sgemm::Isa::kAvx512:
-      return &avx512::Planes;
-    case sgemm::Isa::kAvx2:
-      return &avx2::Planes;
-    default:
-      break;
-  }
-#endif
-  return nullptr;
-}
-}  // namespace
-
-bool Available() { return Kernel() != nullptr; }
-
-void Run(const Plane2D& g, int64_t count, const float* in, int64_t in_stride, const float* w, int64_t w_stride,
-         const float* bias, bool clamp, float lo, float hi, float* out, int64_t out_stride) {
-  Kernel()(g, count, in, in_stride, w, w_stride, bias, clamp, lo, hi, out, out_stride);
-}
-
-}  // namespace depthwise
-
-namespace small_conv {
-namespace {
-using RowsFn = void (*)(const Geom&, const float*, const float*, const float*, bool, float, float, int64_t, int64_t,
-                        float*);
-struct Path {
-  RowsFn rows = nullptr;
-  int block = 0;
+// Every kernel of this file for the active ISA (sgemm::ActiveIsa()); all
+// null (block 0) where it has none.
+struct Kernels {
+  Fn depthwise = nullptr;
+  void (*small_rows)(const small_conv::Geom&, const float*, const float*, const float*, bool, float, float, int64_t,
+                     int64_t, float*) = nullptr;
+  int small_block = 0;
+  void (*pool)(const pool_planes::Geom&, bool, const float*, float*) = nullptr;
 };
-Path Active() {
+Kernels Active() {
 #ifdef ONYX_DW_X86
   switch (sgemm::ActiveIsa()) {
     case sgemm::Isa::kAvx512:
-      return {&depthwise::avx512::SmallConvRows, depthwise::avx512::kSmallBlock};
+      return {&avx512::Planes, &avx512::SmallConvRows, avx512::kSmallBlock, &avx512::PoolPlaneRun};
     case sgemm::Isa::kAvx2:
-      return {&depthwise::avx2::SmallConvRows, depthwise::avx2::kSmallBlock};
+      return {&avx2::Planes, &avx2::SmallConvRows, avx2::kSmallBlock, &avx2::PoolPlaneRun};
     default:
       break;
   }
@@ -113,18 +93,29 @@ Path Active() {
 }
 }  // namespace
 
+bool Available() { return Active().depthwise != nullptr; }
+
+void Run(const Plane2D& g, int64_t count, const float* in, int64_t in_stride, const float* w, int64_t w_stride,
+         const float* bias, bool clamp, float lo, float hi, float* out, int64_t out_stride) {
+  Active().depthwise(g, count, in, in_stride, w, w_stride, bias, clamp, lo, hi, out, out_stride);
+}
+
+}  // namespace depthwise
+
+namespace small_conv {
+
 bool Applies(const Geom& g) {
-  return Active().rows != nullptr && g.KW >= 1 && g.KW <= kMaxKernel && (g.sw == 1 || g.sw == 2) && g.sh >= 1 &&
-         g.C >= 1 && g.M >= 1 && g.OW >= 1 && g.OH >= 1;
+  return depthwise::Active().small_rows != nullptr && g.KW >= 1 && g.KW <= kMaxKernel && (g.sw == 1 || g.sw == 2) &&
+         g.sh >= 1 && g.C >= 1 && g.M >= 1 && g.OW >= 1 && g.OH >= 1;
 }
 
 int64_t PackedSize(int64_t M, int64_t taps) {
-  const int64_t b = Active().block;
+  const int64_t b = depthwise::Active().small_block;
   return b == 0 ? 0 : (M + b - 1) / b * b * taps;
 }
 
 void Pack(const float* w, int64_t M, int64_t taps, float* packed) {
-  const int64_t b = Active().block;
+  const int64_t b = depthwise::Active().small_block;
   for (int64_t mb = 0; mb < M; mb += b)
     for (int64_t t = 0; t < taps; ++t)
       for (int64_t m = 0; m < b; ++m) packed[mb * taps + t * b + m] = mb + m < M ? w[(mb + m) * taps + t] : 0.f;
@@ -132,8 +123,16 @@ void Pack(const float* w, int64_t M, int64_t taps, float* packed) {
 
 void Rows(const Geom& g, const float* x, const float* packed, const float* bias, bool clamp, float lo, float hi,
           int64_t oh_begin, int64_t oh_end, float* y) {
-  Active().rows(g, x, packed, bias, clamp, lo, hi, oh_begin, oh_end, y);
+  depthwise::Active().small_rows(g, x, packed, bias, clamp, lo, hi, oh_begin, oh_end, y);
 }
 
 }  // namespace small_conv
+
+namespace pool_planes {
+
+bool Available() { return depthwise::Active().pool != nullptr; }
+
+void Run(const Geom& g, bool max, const float* in, float* out) { depthwise::Active().pool(g, max, in, out); }
+
+}  // namespace pool_planes
 }  // namespace onyx

@@ -1,3 +1,7 @@
+// Direct float kernels vectorised per ISA (AVX-512 / AVX2, picked at run
+// time like the SGEMM's path; depthwise_conv.cc holds the per-ISA regions):
+// the depthwise conv, the conv of few input channels and pooling planes.
+//
 // Depthwise 2-D convolution (one input channel per group), one plane at a
 // time, vectorised along output rows with AVX-512 or AVX2 (chosen at run
 // time like the SGEMM's path; the engine itself targets baseline x86-64).
@@ -58,4 +62,27 @@ void Rows(const Geom& g, const float* x, const float* packed, const float* bias,
           int64_t oh_begin, int64_t oh_end, float* y);
 
 }  // namespace small_conv
+
+// Float MaxPool / AveragePool planes (pool.cc), vectorised along output rows
+// on the same ISAs: width strides 1 and 2, no width dilation, windows at
+// most kMaxTaps wide; the window's rows come from per-output-row tables
+// (any height stride, dilation and padding). Taps outside the row are
+// masked lanes: -inf for max, 0 for sums.
+namespace pool_planes {
+
+constexpr int64_t kMaxTaps = 16;
+
+struct Geom {
+  int64_t W = 0, OW = 0, KW = 1, sw = 1, pw = 0;  // width
+  int64_t OH = 0, dh = 1;                         // output row oh reads input rows
+  const int64_t *hstart = nullptr, *hlo = nullptr, *hhi = nullptr;  // hstart[oh] + [hlo, hhi) * dh
+};
+
+// Whether Run has a path on the active ISA.
+bool Available();
+// One plane: out [OH, OW] = the max (`max`) or the sum over each window of
+// in [.., W]; averages divide afterwards. Requires Available().
+void Run(const Geom& g, bool max, const float* in, float* out);
+
+}  // namespace pool_planes
 }  // namespace onyx

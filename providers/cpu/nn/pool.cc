@@ -1,6 +1,3 @@
-// Vector types only live inside the per-ISA regions of pool_rows.
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 // MaxPool, AveragePool (NCHW, 1 to 3 spatial dims), GlobalMaxPool and
 // GlobalAveragePool (any rank); onnxruntime's quantized com.microsoft
 // QLinearAveragePool and QLinearGlobalAveragePool (int8/uint8, per-tensor
@@ -14,75 +11,11 @@
 
 #include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/common/half_float.h"
-#include "providers/cpu/math/sgemm.h"
+#include "providers/cpu/nn/depthwise_conv.h"
 #include "providers/cpu/quantization/qlinear_common.h"
 #include "providers/kernel.h"
 
 namespace onyx {
-namespace pool_rows {
-// One plane's geometry for the vector planes (pool_rows.inc).
-struct PoolRowsGeom {
-  int64_t W = 0, OW = 0, KW = 1, sw = 1, pw = 0;  // width
-  int64_t OH = 0, dh = 1;                         // output row oh reads input rows
-  const int64_t *hstart = nullptr, *hlo = nullptr, *hhi = nullptr;  // hstart[oh] + [hlo, hhi) * dh
-};
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define ONYX_POOL_ROWS_X86 1
-#include <immintrin.h>
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")
-#endif
-namespace avx512 {
-#define ONYX_VEC_AVX512
-#include "providers/cpu/common/simd_traits.inc"
-#undef ONYX_VEC_AVX512
-#include "providers/cpu/nn/pool_rows.inc"
-}  // namespace avx512
-#if defined(__clang__)
-#pragma clang attribute pop
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#else
-#pragma GCC pop_options
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
-namespace avx2 {
-#define ONYX_VEC_AVX2
-#include "providers/cpu/common/simd_traits.inc"
-#undef ONYX_VEC_AVX2
-#include "providers/cpu/nn/pool_rows.inc"
-}  // namespace avx2
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-#endif
-
-using PlaneFn = void (*)(const PoolRowsGeom&, const float*, float*);
-// Window width the vector planes take (pool_rows.inc's kPoolMaxTaps).
-constexpr int64_t kMaxTaps = 16;
-struct Planes {
-  PlaneFn max = nullptr, sum = nullptr;
-};
-// The vector planes of the active path (sgemm::ActiveIsa()); null on baseline.
-Planes Active() {
-#ifdef ONYX_POOL_ROWS_X86
-  switch (sgemm::ActiveIsa()) {
-    case sgemm::Isa::kAvx512:
-      return {&avx512::MaxPlane, &avx512::SumPlane};
-    case sgemm::Isa::kAvx2:
-      return {&avx2::MaxPlane, &avx2::SumPlane};
-    default:
-      break;
-  }
-#endif
-  return {};
-}
-}  // namespace pool_rows
 
 namespace {
 
@@ -264,11 +197,12 @@ class PoolKernel final : public OpKernel {
       wcount[ow] = static_cast<Acc>(count_include_pad_ ? aw.incl[ow] : aw.hi[ow] - aw.lo[ow]);
     const T* xv = x.data<T>();
     const int64_t sw = aw.stride, dw = aw.dil, pw = aw.pad;
-    const pool_rows::Planes vec = pool_rows::Active();
-    pool_rows::PlaneFn plane_fn = nullptr;
+    // Float 1-D / 2-D pools at width strides 1 and 2: the vector planes.
+    bool vector_planes = false;
     if constexpr (std::is_same<T, float>::value)
-      if (OD == 1 && aw.dil == 1 && (sw == 1 || sw == 2) && aw.k <= pool_rows::kMaxTaps) plane_fn = kKind == PoolKind::kMax ? vec.max : vec.sum;
-    pool_rows::PoolRowsGeom pg;
+      vector_planes = OD == 1 && aw.dil == 1 && (sw == 1 || sw == 2) && aw.k <= pool_planes::kMaxTaps &&
+                      pool_planes::Available();
+    pool_planes::Geom pg;
     pg.W = W, pg.OW = OW, pg.KW = aw.k, pg.sw = sw, pg.pw = pw, pg.OH = OH, pg.dh = ax[1].dil;
     pg.hstart = ax[1].start.data(), pg.hlo = ax[1].lo.data(), pg.hhi = ax[1].hi.data();
     ThreadPool::For(ctx.threads(), planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(out_plane * ShapeSize(kernel_), 1)),
@@ -277,9 +211,9 @@ class PoolKernel final : public OpKernel {
       for (int64_t p = begin; p < end; ++p) {
         const T* in = xv + p * in_plane;
         if constexpr (std::is_same<T, float>::value) {
-          if (plane_fn != nullptr) {
+          if (vector_planes) {
             T* out = y + p * out_plane;
-            plane_fn(pg, in, out);
+            pool_planes::Run(pg, kKind == PoolKind::kMax, in, out);
             if constexpr (kKind == PoolKind::kAverage) {
               for (int64_t oh = 0; oh < OH; ++oh) {
                 const Acc dh = static_cast<Acc>(count_include_pad_ ? ax[0].incl[0] * ax[1].incl[oh]
