@@ -1,11 +1,12 @@
 // The depthwise kernel (providers/cpu/nn/depthwise_conv.cc) on MobileNetV2's
-// 3x3 depthwise convs, one thread, best of many rounds (the machine is
-// shared and noisy), in GFLOP/s and microseconds per conv.
+// 3x3 depthwise convs, best of many rounds (the machine is shared and
+// noisy), in GFLOP/s and microseconds per conv; with 2 threads or more the
+// planes are split over a pool the way Conv splits them (conv.cc).
 // Build (from the repository root, after scripts/build.sh):
 //   g++ -O3 -std=gnu++17 -I. tests/bench/depthwise_bench.cc providers/cpu/nn/depthwise_conv.cc \
 //       providers/cpu/math/sgemm.cc providers/cpu/common/fast_math.cc core/framework/thread_pool.cc \
 //       -o build/depthwise_bench -lpthread
-// Run: build/depthwise_bench [seconds per shape]; ONYX_CPU_ISA=avx2 times the AVX2 path.
+// Run: build/depthwise_bench [seconds per shape] [threads]; ONYX_CPU_ISA=avx2 times the AVX2 path.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,12 +14,15 @@
 #include <random>
 #include <vector>
 
+#include "core/framework/thread_pool.h"
 #include "providers/cpu/nn/depthwise_conv.h"
 
 using namespace onyx;
 
 int main(int argc, char** argv) {
   const double budget = argc > 1 ? std::atof(argv[1]) : 0.3;
+  const int threads = argc > 2 ? std::atoi(argv[2]) : 1;
+  ThreadPool pool(threads);
   struct S {
     int64_t C, H, W, s;
   };
@@ -36,8 +40,13 @@ int main(int argc, char** argv) {
     for (float& v : x) v = nd(rng);
     for (float& v : w) v = nd(rng);
     for (float& v : b) v = nd(rng);
+    const int64_t in_size = s.H * s.W, out_size = g.OH * g.OW;
+    const int64_t min_chunk = std::max<int64_t>(1, 32768 / (out_size * 9));
     auto run = [&] {
-      depthwise::Run(g, s.C, x.data(), s.H * s.W, w.data(), 9, b.data(), true, 0.f, 6.f, y.data(), g.OH * g.OW);
+      ThreadPool::For(&pool, s.C, min_chunk, [&](int64_t begin, int64_t end) {
+        depthwise::Run(g, end - begin, x.data() + begin * in_size, in_size, w.data() + begin * 9, 9, b.data() + begin,
+                       true, 0.f, 6.f, y.data() + begin * out_size, out_size);
+      });
     };
     run();
     double best = 1e9;

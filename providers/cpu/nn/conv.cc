@@ -3,11 +3,17 @@
 //    per-group GEMMs of one row are all overhead: the vector one of
 //    depthwise_conv.h (AVX-512 / AVX2), a padded-copy 3x3 and a generic
 //    loop on the baseline path;
+//  - float 2-D with at most 4 input channels, group 1, no dilation (a
+//    network's stem: 3 channels, 3x3 or 7x7, stride 2; RunSmallConv): the
+//    direct kernel of depthwise_conv.h's small_conv, whose register blocks
+//    of output channels take each row vector of one tap straight from the
+//    image (as a GEMM, K = C*KH*KW is too short to pay for packing);
 //  - float 1-D / 2-D on a CPU with an SGEMM micro-kernel (RunFusedGemm): one
 //    SGEMM per (image, group) that packs its right operand straight from the
 //    input (sgemm::Im2Col2D, no im2col matrix; 1x1 stride 1 reads the input
-//    itself) and adds bias and Z and clamps (Relu, Clip) as each tile of Y
-//    completes; on small images (7x7) the transposed product Y^T instead
+//    itself, in place, under the pre-packed weights) and adds bias and Z
+//    and clamps (Relu, Clip) as each tile of Y completes; on small images
+//    (7x7) the transposed product Y^T instead
 //    (TransposedWins), W packed once for whichever the graph's shapes pick;
 //  - everything else (3-D, 16-bit floats through float, baseline): im2col,
 //    then one GEMM per (image, group), then the epilogue.
