@@ -76,12 +76,15 @@ struct Geom {
   int64_t W = 0, OW = 0, KW = 1, sw = 1, pw = 0;  // width
   int64_t OH = 0, dh = 1;                         // output row oh reads input rows
   const int64_t *hstart = nullptr, *hlo = nullptr, *hhi = nullptr;  // hstart[oh] + [hlo, hhi) * dh
+  // Averages: output (oh, ow) is the sum over div_rows[oh] * div_cols[ow]
+  // (0 when that is 0); null for max and plain sums.
+  const float *div_rows = nullptr, *div_cols = nullptr;
 };
 
 // Whether Run has a path on the active ISA.
 bool Available();
 // One plane: out [OH, OW] = the max (`max`) or the sum over each window of
-// in [.., W]; averages divide afterwards. Requires Available().
+// in [.., W], divided as Geom says. Requires Available().
 void Run(const Geom& g, bool max, const float* in, float* out);
 
 }  // namespace pool_planes

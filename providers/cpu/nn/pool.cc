@@ -202,9 +202,16 @@ class PoolKernel final : public OpKernel {
     if constexpr (std::is_same<T, float>::value)
       vector_planes = OD == 1 && aw.dil == 1 && (sw == 1 || sw == 2) && aw.k <= pool_planes::kMaxTaps &&
                       pool_planes::Available();
+    // Averages: the window's count per output row (times wcount per column).
+    std::vector<Acc> hcount(kKind == PoolKind::kAverage ? OH : 0);
+    for (size_t oh = 0; oh < hcount.size(); ++oh)
+      hcount[oh] = static_cast<Acc>(count_include_pad_ ? ax[0].incl[0] * ax[1].incl[oh]
+                                                       : (ax[0].hi[0] - ax[0].lo[0]) * (ax[1].hi[oh] - ax[1].lo[oh]));
     pool_planes::Geom pg;
     pg.W = W, pg.OW = OW, pg.KW = aw.k, pg.sw = sw, pg.pw = pw, pg.OH = OH, pg.dh = ax[1].dil;
     pg.hstart = ax[1].start.data(), pg.hlo = ax[1].lo.data(), pg.hhi = ax[1].hi.data();
+    if constexpr (kKind == PoolKind::kAverage && std::is_same<T, float>::value)
+      pg.div_rows = hcount.data(), pg.div_cols = wcount.data();
     ThreadPool::For(ctx.threads(), planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(out_plane * ShapeSize(kernel_), 1)),
                     [&](int64_t begin, int64_t end) {
       std::vector<Acc> acc(kKind == PoolKind::kAverage ? OW : 0);
@@ -212,19 +219,7 @@ class PoolKernel final : public OpKernel {
         const T* in = xv + p * in_plane;
         if constexpr (std::is_same<T, float>::value) {
           if (vector_planes) {
-            T* out = y + p * out_plane;
-            pool_planes::Run(pg, kKind == PoolKind::kMax, in, out);
-            if constexpr (kKind == PoolKind::kAverage) {
-              for (int64_t oh = 0; oh < OH; ++oh) {
-                const Acc dh = static_cast<Acc>(count_include_pad_ ? ax[0].incl[0] * ax[1].incl[oh]
-                                                                   : (ax[0].hi[0] - ax[0].lo[0]) * (ax[1].hi[oh] - ax[1].lo[oh]));
-                T* orow = out + oh * OW;
-                for (int64_t ow = 0; ow < OW; ++ow) {
-                  const Acc c = dh * wcount[ow];
-                  orow[ow] = c > 0 ? orow[ow] / c : T(0);
-                }
-              }
-            }
+            pool_planes::Run(pg, kKind == PoolKind::kMax, in, y + p * out_plane);
             continue;
           }
         }
