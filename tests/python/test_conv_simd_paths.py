@@ -111,6 +111,14 @@ check("leaky", [1, 8, 11, 11], 12, 3, dict(pads=[1, 1, 1, 1]), tail=("LeakyRelu"
 check("sigmoid_1d", [2, 8, 40], 12, 3, dict(pads=[1, 1]), tail=("Sigmoid", {}))
 check("dw_clip6", [2, 32, 14, 14], 32, 3, dict(group=32, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
 check("dw_relu_wide", [1, 8, 56, 56], 8, 3, dict(group=8, pads=[1, 1, 1, 1]), tail=("Relu", {}))
+# 3x3 "same" stride 1 reads its im2col straight from the image (masked per
+# tap; strips of output positions across row ends): a K block starting
+# mid-channel (31 channels: 279 = 140 + 139), one-column and one-row
+# images, a residual with Relu.
+check("same3_k_blocks", [2, 31, 9, 23], 20, 3, dict(pads=[1, 1, 1, 1]), tail=("Relu", {}))
+check("same3_w1", [1, 8, 11, 1], 13, 3, dict(pads=[1, 1, 1, 1]))
+check("same3_h1", [1, 8, 1, 45], 13, 3, dict(pads=[1, 1, 1, 1]), residual=True, tail=("Relu", {}))
+check("same3_w2_many", [1, 40, 20, 2], 70, 3, dict(pads=[1, 1, 1, 1]), bias=False)
 # Few input channels (at most 4, group 1, no dilation) run the direct conv:
 # register blocks of output channels (counts not a multiple of the block),
 # strides 1 and 2 along rows (mixed with others along columns), row ends
@@ -179,6 +187,6 @@ def test_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 2 * 54 + 10, sorted(r)
+    assert len(r) == 2 * 58 + 10, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"
