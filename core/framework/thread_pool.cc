@@ -20,6 +20,10 @@ namespace onyx {
 namespace {
 thread_local int t_blas_budget = 1;
 
+// How long ParallelFor's caller polls for its helpers' chunks before it
+// sleeps (at most; never longer than the pool's spin_duration_us).
+constexpr int64_t kMaxJoinSpinUs = 200;
+
 inline void CpuRelax() {
 #ifdef ONYX_X86
   _mm_pause();
@@ -183,13 +187,14 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk, const std::function<v
   int helpers = static_cast<int>(std::min<int64_t>(static_cast<int64_t>(workers_.size()), num_chunks - 1));
   if (helpers > 0) Push(run_chunks, helpers);
   run_chunks();
-  // The helpers' last chunks: polled for a while before sleeping (when the
-  // pool may spin), since a futex wake-up costs about what a small region's
-  // whole run does (measured ~10 us a ParallelFor on 2 cores; an int8 conv
-  // runs 2-3 of them); the poll yields now and then, as SpinForWork does.
-  if (options_.allow_spinning && !spin_stopped_.load(std::memory_order_relaxed)) {
+  // The helpers' last chunks usually end within microseconds of the
+  // caller's: poll for them a while (as spinning workers poll for work)
+  // before sleeping on the condition variable, whose futex wake-up costs
+  // more than a short kernel (MobileNetV2 at 2 threads runs ~100 of these).
+  if (options_.allow_spinning && options_.spin_duration_us > 0 && !spin_stopped_.load(std::memory_order_relaxed)) {
     using Clock = std::chrono::steady_clock;
-    const auto deadline = Clock::now() + std::chrono::microseconds(std::min<int64_t>(options_.spin_duration_us, 2000));
+    const auto deadline =
+        Clock::now() + std::chrono::microseconds(std::min<int64_t>(options_.spin_duration_us, kMaxJoinSpinUs));
     for (unsigned polls = 1; shared->done.load(std::memory_order_acquire) != num_chunks; ++polls) {
       CpuRelax();
       if (polls % 64 == 0) {

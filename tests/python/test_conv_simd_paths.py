@@ -111,6 +111,66 @@ check("leaky", [1, 8, 11, 11], 12, 3, dict(pads=[1, 1, 1, 1]), tail=("LeakyRelu"
 check("sigmoid_1d", [2, 8, 40], 12, 3, dict(pads=[1, 1]), tail=("Sigmoid", {}))
 check("dw_clip6", [2, 32, 14, 14], 32, 3, dict(group=32, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
 check("dw_relu_wide", [1, 8, 56, 56], 8, 3, dict(group=8, pads=[1, 1, 1, 1]), tail=("Relu", {}))
+# 3x3 "same" stride 1 reads its im2col straight from the image (masked per
+# tap; strips of output positions across row ends): a K block starting
+# mid-channel (31 channels: 279 = 140 + 139), one-column and one-row
+# images, a residual with Relu.
+check("same3_k_blocks", [2, 31, 9, 23], 20, 3, dict(pads=[1, 1, 1, 1]), tail=("Relu", {}))
+check("same3_w1", [1, 8, 11, 1], 13, 3, dict(pads=[1, 1, 1, 1]))
+check("same3_h1", [1, 8, 1, 45], 13, 3, dict(pads=[1, 1, 1, 1]), residual=True, tail=("Relu", {}))
+check("same3_w2_many", [1, 40, 20, 2], 70, 3, dict(pads=[1, 1, 1, 1]), bias=False)
+# Few input channels (at most 4, group 1, no dilation) run the direct conv:
+# register blocks of output channels (counts not a multiple of the block),
+# strides 1 and 2 along rows (mixed with others along columns), row ends
+# and rows outside the image, batch, Clip / Relu in the store, Sigmoid in a
+# pass after, a residual (which takes the GEMM instead).
+check("small_c_stem3", [2, 3, 37, 45], 32, 3, dict(pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
+check("small_c_stem7", [1, 3, 61, 70], 20, 7, dict(pads=[3, 3, 3, 3], strides=[2, 2]), tail=("Relu", {}))
+check("small_c_s1_5x5", [1, 2, 19, 33], 5, 5, dict(pads=[2, 1, 0, 2]))
+check("small_c_s21", [1, 4, 15, 21], 9, [3, 2], dict(pads=[1, 0, 1, 1], strides=[1, 2]), tail=("Sigmoid", {}))
+check("small_c_s13", [1, 1, 12, 30], 17, [1, 16], dict(pads=[0, 7, 0, 8], strides=[3, 1]), bias=False)
+check("small_c_1x1", [2, 3, 9, 40], 24, 1, {})
+check("small_c_w1", [1, 3, 9, 1], 8, 3, dict(pads=[1, 1, 1, 1], strides=[2, 2]))
+check("small_c_residual", [1, 3, 16, 16], 16, 3, dict(pads=[1, 1, 1, 1]), tail=("Relu", {}), residual=True)
+# Stride 1 "same" 3x3 runs each plane as one stream of vectors with column
+# masks (rows of 2, 3, 9, 28, 37 columns; one row; rows shorter and longer
+# than a vector); stride 2 masks its loads at the row ends (even and odd
+# widths, pads on one side only, multiplier 2).
+check("dw_same_28", [2, 6, 28, 28], 6, 3, dict(group=6, pads=[1, 1, 1, 1]), tail=("Clip", {}))
+check("dw_same_narrow", [1, 3, 5, 2], 3, 3, dict(group=3, pads=[1, 1, 1, 1]))
+check("dw_same_3x9", [1, 4, 3, 9], 4, 3, dict(group=4, pads=[1, 1, 1, 1]), tail=("Relu", {}))
+check("dw_same_one_row", [1, 4, 1, 37], 4, 3, dict(group=4, pads=[1, 1, 1, 1]))
+check("dw_same_mult2", [1, 3, 11, 37], 6, 3, dict(group=3, pads=[1, 1, 1, 1]))
+check("dw_s2_56", [1, 5, 56, 56], 5, 3, dict(group=5, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
+check("dw_s2_odd", [2, 3, 27, 29], 3, 3, dict(group=3, pads=[1, 1, 1, 1], strides=[2, 2]))
+check("dw_s2_onesided", [1, 4, 14, 14], 4, 3, dict(group=4, pads=[0, 0, 1, 1], strides=[2, 2]))
+check("dw_s2_narrow", [1, 2, 6, 3], 4, 3, dict(group=2, pads=[1, 1, 1, 1], strides=[2, 2]))
+
+# Float MaxPool / AveragePool planes (vectorised along rows at width strides
+# 1 and 2): pads, ceil_mode, count_include_pad, rows wider than a vector,
+# 1-D, height dilation; a window wider than 16 and width dilation take the
+# scalar loops.
+def check_pool(name, op, xshape, **attrs):
+    x = rand(*xshape)
+    g = helper.make_graph([helper.make_node(op, ["x"], ["y"], **attrs)], "g",
+                          [helper.make_tensor_value_info("x", F, xshape)], [helper.make_tensor_value_info("y", F, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+    ref = ReferenceEvaluator(m).run(None, {"x": x})[0]
+    got = rt.InferenceSession(m.SerializeToString()).run(None, {"x": x})[0]
+    assert got.shape == ref.shape, (name, got.shape, ref.shape)
+    results[name] = float(np.max(np.abs(got - ref) / (np.abs(ref) + 1.0)))
+
+check_pool("max3_s2_p1", "MaxPool", [1, 5, 41, 57], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+check_pool("max3_s2_ceil", "MaxPool", [2, 3, 14, 15], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+check_pool("max2_s1_wide", "MaxPool", [1, 2, 5, 70], kernel_shape=[2, 2], pads=[0, 1, 1, 0])
+check_pool("max_dil_h", "MaxPool", [1, 2, 12, 20], kernel_shape=[3, 2], strides=[1, 2], dilations=[2, 1])
+check_pool("max_1d", "MaxPool", [2, 3, 50], kernel_shape=[5], strides=[2], pads=[2, 2])
+check_pool("max_k17", "MaxPool", [1, 2, 4, 40], kernel_shape=[1, 17], strides=[1, 2])
+check_pool("avg2_s2_ceil", "AveragePool", [1, 7, 29, 35], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
+check_pool("avg3_s2_incl", "AveragePool", [2, 3, 17, 33], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+           count_include_pad=1)
+check_pool("avg3_s1_pad", "AveragePool", [1, 4, 9, 21], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+check_pool("avg_dil_w", "AveragePool", [1, 2, 9, 21], kernel_shape=[2, 2], dilations=[1, 2])
 print("CPU_PATH", rt.get_build_info())
 print("RESULTS " + json.dumps(results))
 """
@@ -127,6 +187,6 @@ def test_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 2 * 37, sorted(r)
+    assert len(r) == 2 * 58 + 10, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"

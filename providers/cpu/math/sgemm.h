@@ -8,7 +8,9 @@
 // of C packs the A block it needs (MC x KC, kept in L2) and the B block
 // (KC x NC), then runs the micro-kernel over MR x NR tiles; where its rows
 // of A stay in L2 it packs B one NR-column panel at a time instead, into L1,
-// right before the tiles that use it. Constant operands (weights) can be
+// right before the tiles that use it. Under a pre-packed A (or for a single
+// row panel) B is not packed at all: the tiles read its rows in place.
+// Constant operands (weights) can be
 // packed once, up front, and passed to Gemm in place of the raw matrix. A
 // convolution's im2col matrix can stand for B (or, transposed, for A) and
 // is packed straight from the image; an epilogue (bias, residual, clamp)

@@ -3,11 +3,17 @@
 //    per-group GEMMs of one row are all overhead: the vector one of
 //    depthwise_conv.h (AVX-512 / AVX2), a padded-copy 3x3 and a generic
 //    loop on the baseline path;
+//  - float 2-D with at most 4 input channels, group 1, no dilation (a
+//    network's stem: 3 channels, 3x3 or 7x7, stride 2; RunSmallConv): the
+//    direct kernel of depthwise_conv.h's small_conv, whose register blocks
+//    of output channels take each row vector of one tap straight from the
+//    image (as a GEMM, K = C*KH*KW is too short to pay for packing);
 //  - float 1-D / 2-D on a CPU with an SGEMM micro-kernel (RunFusedGemm): one
 //    SGEMM per (image, group) that packs its right operand straight from the
 //    input (sgemm::Im2Col2D, no im2col matrix; 1x1 stride 1 reads the input
-//    itself) and adds bias and Z and clamps (Relu, Clip) as each tile of Y
-//    completes; on small images (7x7) the transposed product Y^T instead
+//    itself, in place, under the pre-packed weights) and adds bias and Z
+//    and clamps (Relu, Clip) as each tile of Y completes; on small images
+//    (7x7) the transposed product Y^T instead
 //    (TransposedWins), W packed once for whichever the graph's shapes pick;
 //  - everything else (3-D, 16-bit floats through float, baseline): im2col,
 //    then one GEMM per (image, group), then the epilogue.
@@ -393,6 +399,7 @@ class ConvKernel final : public OpKernel {
     return DispatchFloat(x->type(), "Conv", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_same<T, float>::value) {
+        if (z == nullptr && SmallConvApplies(*x, *w, g)) return RunSmallConv(ctx, *x, *w, bias, g, y);
         if (FusedGemmApplies(*x, g)) return RunFusedGemm(ctx, *x, *w, bias, z, g, y);
       }
       if (z == nullptr) return Run<T>(ctx, *x, *w, bias, g, act_, y);
@@ -409,6 +416,54 @@ class ConvKernel final : public OpKernel {
     });
   }
 
+  // The direct conv of few input channels (depthwise_conv.h's small_conv):
+  // 2-D, group 1, no dilation, at most kSmallConvChannels input channels.
+  static constexpr int64_t kSmallConvChannels = 4;
+  bool SmallConvShape(const Dims& wd) const {
+    return wd.size() == 4 && attrs_.group == 1 && wd[1] <= kSmallConvChannels && wd[3] <= small_conv::kMaxKernel &&
+           (attrs_.dilations.empty() || (attrs_.dilations[0] == 1 && attrs_.dilations[1] == 1));
+  }
+  small_conv::Geom SmallGeom(const Tensor& x, const Tensor& w, const ConvGeom& g) const {
+    small_conv::Geom sg;
+    sg.C = x.dims()[1], sg.H = g.in[0], sg.W = g.in[1], sg.M = w.dims()[0], sg.OH = g.out[0], sg.OW = g.out[1];
+    sg.KH = g.k[0], sg.KW = g.k[1], sg.sh = g.s[0], sg.sw = g.s[1], sg.ph = g.pb[0], sg.pw = g.pb[1];
+    return sg;
+  }
+  bool SmallConvApplies(const Tensor& x, const Tensor& w, const ConvGeom& g) const {
+    if (g.nd != 2 || !SmallConvShape(w.dims()) || g.d[0] != 1 || g.d[1] != 1) return false;
+    return small_conv::Applies(SmallGeom(x, w, g));
+  }
+
+  Status RunSmallConv(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* bias, const ConvGeom& g,
+                      Tensor* y) const {
+    const small_conv::Geom sg = SmallGeom(x, w, g);
+    const int64_t N = x.dims()[0], taps = sg.C * sg.KH * sg.KW;
+    // Packed per run: M * taps floats (9408 for ResNet's 7x7 stem), microseconds.
+    std::vector<float> packed(small_conv::PackedSize(sg.M, taps));
+    small_conv::Pack(w.data<float>(), sg.M, taps, packed.data());
+    const float* wp = packed.data();
+    const bool clamp = act_.kind == Activation::Kind::kClamp;
+    const bool act_pass = act_.kind != Activation::Kind::kNone && !clamp;
+    const float* xv = x.data<float>();
+    const float* bv = bias ? bias->data<float>() : nullptr;
+    float* yv = y->data<float>();
+    const int64_t in_size = sg.C * sg.H * sg.W, out_size = sg.M * sg.OH * sg.OW;
+    const int64_t row_work = std::max<int64_t>(1, sg.OW * sg.M * taps);
+    ThreadPool::For(ctx.threads(), N * sg.OH, std::max<int64_t>(1, 65536 / row_work), [&](int64_t begin, int64_t end) {
+      // Runs of rows of one image.
+      for (int64_t u = begin; u < end;) {
+        const int64_t n = u / sg.OH, oh = u % sg.OH, stop = std::min(end - u, sg.OH - oh) + oh;
+        small_conv::Rows(sg, xv + n * in_size, wp, bv, clamp, act_.lo, act_.hi, oh, stop, yv + n * out_size);
+        if (act_pass) {
+          for (int64_t m = 0; m < sg.M; ++m)
+            Epilogue<float>(yv + n * out_size + (m * sg.OH + oh) * sg.OW, (stop - oh) * sg.OW, 0.f, act_);
+        }
+        u += stop - oh;
+      }
+    });
+    return Status::OK();
+  }
+
   // A constant float W [M, Cg, k...] is each group's GEMM left operand
   // [Mg, Cg*kvol]: packed once here (depthwise 2-D convs take their direct
   // path and need none). The packed copies add about W's size again.
@@ -419,6 +474,8 @@ class ConvKernel final : public OpKernel {
     const int64_t M = wd[0], Cg = wd[1], Kc = w->size() / std::max<int64_t>(M, 1);
     if (M == 0 || Kc == 0 || M % attrs_.group != 0 || !FitsBlasInt(M) || !FitsBlasInt(Kc)) return;
     if (wd.size() == 4 && Cg == 1 && attrs_.group > 1) return;
+    // The direct conv of few channels packs W per run (a residual Z takes the GEMM).
+    if (SmallConvShape(wd) && small_conv::PackedSize(M, Kc) > 0) return;
     const int64_t Mg = M / attrs_.group;
     transposed_ = TransposedWins(info, wd, Mg);
     for (int64_t grp = 0; grp < attrs_.group; ++grp) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "providers/cpu/math/sgemm.h"
@@ -35,6 +36,8 @@ namespace {
 #undef ONYX_VEC_AVX512
 #include "providers/cpu/nn/depthwise_conv_kernel.inc"
 }  // namespace
+#include "providers/cpu/nn/small_conv_kernel.inc"
+#include "providers/cpu/nn/pool_planes_kernel.inc"
 }  // namespace avx512
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -55,6 +58,8 @@ namespace {
 #undef ONYX_VEC_AVX2
 #include "providers/cpu/nn/depthwise_conv_kernel.inc"
 }  // namespace
+#include "providers/cpu/nn/small_conv_kernel.inc"
+#include "providers/cpu/nn/pool_planes_kernel.inc"
 }  // namespace avx2
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -64,27 +69,70 @@ namespace {
 #endif
 
 namespace {
-Fn Kernel() {
+// Every kernel of this file for the active ISA (sgemm::ActiveIsa()); all
+// null (block 0) where it has none.
+struct Kernels {
+  Fn depthwise = nullptr;
+  void (*small_rows)(const small_conv::Geom&, const float*, const float*, const float*, bool, float, float, int64_t,
+                     int64_t, float*) = nullptr;
+  int small_block = 0;
+  void (*pool)(const pool_planes::Geom&, bool, const float*, float*) = nullptr;
+};
+Kernels Active() {
 #ifdef ONYX_DW_X86
   switch (sgemm::ActiveIsa()) {
     case sgemm::Isa::kAvx512:
-      return &avx512::Planes;
+      return {&avx512::Planes, &avx512::SmallConvRows, avx512::kSmallBlock, &avx512::PoolPlaneRun};
     case sgemm::Isa::kAvx2:
-      return &avx2::Planes;
+      return {&avx2::Planes, &avx2::SmallConvRows, avx2::kSmallBlock, &avx2::PoolPlaneRun};
     default:
       break;
   }
 #endif
-  return nullptr;
+  return {};
 }
 }  // namespace
 
-bool Available() { return Kernel() != nullptr; }
+bool Available() { return Active().depthwise != nullptr; }
 
 void Run(const Plane2D& g, int64_t count, const float* in, int64_t in_stride, const float* w, int64_t w_stride,
          const float* bias, bool clamp, float lo, float hi, float* out, int64_t out_stride) {
-  Kernel()(g, count, in, in_stride, w, w_stride, bias, clamp, lo, hi, out, out_stride);
+  Active().depthwise(g, count, in, in_stride, w, w_stride, bias, clamp, lo, hi, out, out_stride);
 }
 
 }  // namespace depthwise
+
+namespace small_conv {
+
+bool Applies(const Geom& g) {
+  return depthwise::Active().small_rows != nullptr && g.KW >= 1 && g.KW <= kMaxKernel && (g.sw == 1 || g.sw == 2) &&
+         g.sh >= 1 && g.C >= 1 && g.M >= 1 && g.OW >= 1 && g.OH >= 1;
+}
+
+int64_t PackedSize(int64_t M, int64_t taps) {
+  const int64_t b = depthwise::Active().small_block;
+  return b == 0 ? 0 : (M + b - 1) / b * b * taps;
+}
+
+void Pack(const float* w, int64_t M, int64_t taps, float* packed) {
+  const int64_t b = depthwise::Active().small_block;
+  for (int64_t mb = 0; mb < M; mb += b)
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t m = 0; m < b; ++m) packed[mb * taps + t * b + m] = mb + m < M ? w[(mb + m) * taps + t] : 0.f;
+}
+
+void Rows(const Geom& g, const float* x, const float* packed, const float* bias, bool clamp, float lo, float hi,
+          int64_t oh_begin, int64_t oh_end, float* y) {
+  depthwise::Active().small_rows(g, x, packed, bias, clamp, lo, hi, oh_begin, oh_end, y);
+}
+
+}  // namespace small_conv
+
+namespace pool_planes {
+
+bool Available() { return depthwise::Active().pool != nullptr; }
+
+void Run(const Geom& g, bool max, const float* in, float* out) { depthwise::Active().pool(g, max, in, out); }
+
+}  // namespace pool_planes
 }  // namespace onyx

@@ -1,3 +1,7 @@
+// Direct float kernels vectorised per ISA (AVX-512 / AVX2, picked at run
+// time like the SGEMM's path; depthwise_conv.cc holds the per-ISA regions):
+// the depthwise conv, the conv of few input channels and pooling planes.
+//
 // Depthwise 2-D convolution (one input channel per group), one plane at a
 // time, vectorised along output rows with AVX-512 or AVX2 (chosen at run
 // time like the SGEMM's path; the engine itself targets baseline x86-64).
@@ -29,4 +33,59 @@ void Run(const Plane2D& g, int64_t count, const float* in, int64_t in_stride, co
          const float* bias, bool clamp, float lo, float hi, float* out, int64_t out_stride);
 
 }  // namespace depthwise
+
+// The direct 2-D convolution of few input channels (group 1): a network's
+// first conv (3 channels, 3x3 or 7x7, stride 2), where a GEMM's K is only
+// C*KH*KW and packing its im2col block costs more than the product. Each
+// vector of output columns of one tap is multiplied into a block of output
+// channels held in registers (small_conv_kernel.inc), on the same ISAs as
+// the depthwise kernel.
+namespace small_conv {
+
+constexpr int64_t kMaxKernel = 16;  // KW at most
+
+struct Geom {
+  int64_t C = 0, H = 0, W = 0, M = 0, OH = 0, OW = 0, KH = 1, KW = 1;
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0;
+};
+
+// Whether Rows has a path for this conv (no dilation) on the active ISA.
+bool Applies(const Geom& g);
+// Floats Pack writes for M output channels of `taps` = C*KH*KW weights each.
+int64_t PackedSize(int64_t M, int64_t taps);
+// W [M, C, KH, KW] rearranged for Rows (blocks of output channels, zero-padded).
+void Pack(const float* w, int64_t M, int64_t taps, float* packed);
+// Output rows [oh_begin, oh_end) of one image: y [M, OH, OW] = bias (null: 0)
+// + the convolution of x [C, H, W] with the packed weights; then, with
+// `clamp`, min(max(y, lo), hi). Requires Applies(g).
+void Rows(const Geom& g, const float* x, const float* packed, const float* bias, bool clamp, float lo, float hi,
+          int64_t oh_begin, int64_t oh_end, float* y);
+
+}  // namespace small_conv
+
+// Float MaxPool / AveragePool planes (pool.cc), vectorised along output rows
+// on the same ISAs: width strides 1 and 2, no width dilation, windows at
+// most kMaxTaps wide; the window's rows come from per-output-row tables
+// (any height stride, dilation and padding). Taps outside the row are
+// masked lanes: -inf for max, 0 for sums.
+namespace pool_planes {
+
+constexpr int64_t kMaxTaps = 16;
+
+struct Geom {
+  int64_t W = 0, OW = 0, KW = 1, sw = 1, pw = 0;  // width
+  int64_t OH = 0, dh = 1;                         // output row oh reads input rows
+  const int64_t *hstart = nullptr, *hlo = nullptr, *hhi = nullptr;  // hstart[oh] + [hlo, hhi) * dh
+  // Averages: output (oh, ow) is the sum over div_rows[oh] * div_cols[ow]
+  // (0 when that is 0); null for max and plain sums.
+  const float *div_rows = nullptr, *div_cols = nullptr;
+};
+
+// Whether Run has a path on the active ISA.
+bool Available();
+// One plane: out [OH, OW] = the max (`max`) or the sum over each window of
+// in [.., W], divided as Geom says. Requires Available().
+void Run(const Geom& g, bool max, const float* in, float* out);
+
+}  // namespace pool_planes
 }  // namespace onyx

@@ -11,10 +11,12 @@
 
 #include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/common/half_float.h"
+#include "providers/cpu/nn/depthwise_conv.h"
 #include "providers/cpu/quantization/qlinear_common.h"
 #include "providers/kernel.h"
 
 namespace onyx {
+
 namespace {
 
 enum class PoolKind { kMax, kAverage };
@@ -195,11 +197,32 @@ class PoolKernel final : public OpKernel {
       wcount[ow] = static_cast<Acc>(count_include_pad_ ? aw.incl[ow] : aw.hi[ow] - aw.lo[ow]);
     const T* xv = x.data<T>();
     const int64_t sw = aw.stride, dw = aw.dil, pw = aw.pad;
+    // Float 1-D / 2-D pools at width strides 1 and 2: the vector planes.
+    bool vector_planes = false;
+    if constexpr (std::is_same<T, float>::value)
+      vector_planes = OD == 1 && aw.dil == 1 && (sw == 1 || sw == 2) && aw.k <= pool_planes::kMaxTaps &&
+                      pool_planes::Available();
+    // Averages: the window's count per output row (times wcount per column).
+    std::vector<Acc> hcount(kKind == PoolKind::kAverage ? OH : 0);
+    for (size_t oh = 0; oh < hcount.size(); ++oh)
+      hcount[oh] = static_cast<Acc>(count_include_pad_ ? ax[0].incl[0] * ax[1].incl[oh]
+                                                       : (ax[0].hi[0] - ax[0].lo[0]) * (ax[1].hi[oh] - ax[1].lo[oh]));
+    pool_planes::Geom pg;
+    pg.W = W, pg.OW = OW, pg.KW = aw.k, pg.sw = sw, pg.pw = pw, pg.OH = OH, pg.dh = ax[1].dil;
+    pg.hstart = ax[1].start.data(), pg.hlo = ax[1].lo.data(), pg.hhi = ax[1].hi.data();
+    if constexpr (kKind == PoolKind::kAverage && std::is_same<T, float>::value)
+      pg.div_rows = hcount.data(), pg.div_cols = wcount.data();
     ThreadPool::For(ctx.threads(), planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(out_plane * ShapeSize(kernel_), 1)),
                     [&](int64_t begin, int64_t end) {
       std::vector<Acc> acc(kKind == PoolKind::kAverage ? OW : 0);
       for (int64_t p = begin; p < end; ++p) {
         const T* in = xv + p * in_plane;
+        if constexpr (std::is_same<T, float>::value) {
+          if (vector_planes) {
+            pool_planes::Run(pg, kKind == PoolKind::kMax, in, y + p * out_plane);
+            continue;
+          }
+        }
         for (int64_t od = 0; od < OD; ++od) {
           for (int64_t oh = 0; oh < OH; ++oh) {
             T* orow = y + p * out_plane + (od * OH + oh) * OW;
