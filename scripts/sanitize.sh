@@ -39,6 +39,9 @@ configure() {  # build dir, sanitizer, fuzz ON/OFF, [CPU kernel subset]
     CC=clang CXX=clang++ "$ROOT/.venv/bin/cmake" -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize \
       -DCMAKE_C_FLAGS="-O1 -gline-tables-only" -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" \
       -DONYX_SANITIZE="$san" -DONYX_FUZZ="$fuzz" -DONYX_CPU_KERNELS="$kernels" -DONYX_PYTHON="$PY" >/dev/null || return 1
+  elif ! grep -qxF "ONYX_CPU_KERNELS:STRING=$kernels" "$dir/CMakeCache.txt"; then
+    # The kernel subset changed since this tree was configured.
+    "$ROOT/.venv/bin/cmake" -S "$ROOT" -B "$dir" -DONYX_CPU_KERNELS="$kernels" >/dev/null || return 1
   fi
 }
 
@@ -99,7 +102,7 @@ run_fuzz() {
 
 # What tests/unit/concurrency_test.cc runs (MatMul on our SGEMM or OpenBLAS,
 # Relu, Tanh, Softmax, Add, Loop, Identity; gemm.cc names the CPU path): the TSan tree builds the engine with these kernels only.
-TSAN_KERNELS="cpu_provider.cc;common/*.cc;controlflow/*.cc;math/blas.cc;math/gemm.cc;math/sgemm.cc;math/elementwise_binary.cc;math/elementwise_unary.cc;math/matmul.cc;math/softmax.cc;tensor/reshape.cc"
+TSAN_KERNELS="cpu_provider.cc;common/*.cc;controlflow/*.cc;math/blas.cc;math/gemm.cc;math/sgemm.cc;math/elementwise_binary.cc;math/elementwise_unary.cc;math/matmul.cc;math/gelu_contrib.cc;math/softmax.cc;tensor/reshape.cc"
 
 run_tsan() {
   configure "$ROOT/build-tsan" thread OFF "$TSAN_KERNELS" || return 1
