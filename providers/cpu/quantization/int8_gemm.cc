@@ -839,7 +839,11 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
   const int64_t nseg = by_address ? std::max<int64_t>(g.a_segments, 1) : 1, seg = K / nseg;
   // Pieces shorter than 16 values would reload the rows' addresses every few
   // steps: those are packed (an image's first conv, 3 or 4 channels a tap).
-  const bool direct = by_address && impl.rows_kernels[1] != nullptr && !g.a_signed && !need_rowsum && seg >= 16;
+  // A plain matrix goes the same way (as one piece per row, when K is whole
+  // groups of 4): no packing pass over A at all.
+  const bool plain_direct = !by_address && K % 4 == 0 && K >= 16;
+  const bool direct = (by_address ? seg >= 16 : plain_direct) && impl.rows_kernels[1] != nullptr && !g.a_signed &&
+                      !need_rowsum;
   if (!direct)
   ThreadPool::For(pool, tiles, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, K * MR)),
                   [&](int64_t begin, int64_t end) {
@@ -880,6 +884,10 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
   // Zero points of 0 on both sides (A' = A, B' = B): nothing to take away.
   bool no_correction = !need_rowsum;
   for (int64_t m = 0; m < M && no_correction; ++m) no_correction = zam[m] == 0;
+  // Only A's zero point, one for all rows: its share, -za' cb[n], is the
+  // same row for every row, and the accumulators start from it instead of
+  // zero (a copy per row in place of a pass that reads and rewrites them).
+  bool start_corrected = !no_correction && !need_rowsum && !g.za_per_row;
 
   // Values of K per pass (in groups of 4): kKc, or all of K where a whole
   // panel stays in L1 anyway (fewer reloads of the accumulators).
@@ -899,10 +907,21 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
       const int64_t t1 = std::min(tiles, t0 + tiles_per_task);
       const int8_t* panel = Access::panel(b, pi);
       if (k4 == 0) std::fill(acc.begin(), acc.end(), 0);
+      if (start_corrected) {
+        const int64_t n0 = pi * kNr, nn = std::min(kNr, N - n0);
+        int32_t* first = acc.data();
+        for (int64_t j = 0; j < kNr; ++j) first[j] = j < nn ? static_cast<int32_t>(0u - zam[0] * cb[n0 + j]) : 0;
+        const int64_t rows = std::min(M, t1 * MR) - t0 * MR;
+        for (int64_t r = 1; r < rows; ++r) std::memcpy(first + r * kNr, first, kNr * sizeof(int32_t));
+      }
       if (direct) {
         const int64_t r0 = t0 * MR, r1 = std::min(M, t1 * MR);
         addr.resize(static_cast<size_t>((r1 - r0) * nseg));
-        g.a_rows(r0, r1, addr.data());
+        if (by_address) {
+          g.a_rows(r0, r1, addr.data());
+        } else {
+          for (int64_t m = r0; m < r1; ++m) addr[m - r0] = a + m * g.lda;
+        }
       }
       for (int64_t kb = 0; kb < k4; kb += kc4) {
         const int64_t kn = std::min(kc4, k4 - kb);
@@ -927,18 +946,18 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
               for (int i = 0; i < mr; ++i) piece_rows[p * mr + i] = ta[i * nseg + piece_seg[p]] + piece_off[p];
             }
             impl.rows_kernels[mr](piece_rows.data(), piece_len4.data(), pieces, panel + kb * kNr * 4,
-                                  acc.data() + (t - t0) * MR * kNr, kb > 0);
+                                  acc.data() + (t - t0) * MR * kNr, kb > 0 || start_corrected);
           }
           continue;
         }
         for (int64_t t = t0; t < t1; ++t) {
           const int mr = static_cast<int>(std::min<int64_t>(MR, M - t * MR));
           impl.kernels[mr](apk + t * tile_stride + kb * mr * 4 * static_cast<int64_t>(esz),
-                           panel + kb * kNr * 4, kn, acc.data() + (t - t0) * MR * kNr, kb > 0);
+                           panel + kb * kNr * 4, kn, acc.data() + (t - t0) * MR * kNr, kb > 0 || start_corrected);
         }
       }
       const int64_t n0 = pi * kNr, n1 = std::min(N, n0 + kNr);
-      if (!no_correction) {
+      if (!no_correction && !start_corrected) {
         for (int64_t t = t0; t < t1; ++t) {
           const int64_t m0 = t * MR, m1 = std::min(M, m0 + MR);
           impl.correct(acc.data() + (t - t0) * MR * kNr, m1 - m0, n1 - n0, zam.data() + m0,
