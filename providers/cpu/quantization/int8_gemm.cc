@@ -893,8 +893,10 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
   // panel stays in L1 anyway (fewer reloads of the accumulators).
   const int64_t kc4 = kp * kNr <= kWholePanelBytes ? std::max<int64_t>(k4, 1) : kKc / 4;
   const int64_t panels = (N + kNr - 1) / kNr;
-  const int64_t tiles_per_task = std::min<int64_t>(tiles, 16);
-  const int64_t mchunks = (tiles + tiles_per_task - 1) / tiles_per_task;
+  // At most 16 tiles a task, in chunks of equal size: M = 128 is 2 x 11
+  // tiles, not 16 + 6, whose uneven tasks left one thread idle at the end.
+  const int64_t mchunks = (tiles + 15) / 16;
+  const int64_t tiles_per_task = (tiles + mchunks - 1) / mchunks;
   const int64_t tasks = panels * mchunks;
   const int64_t task_work = tiles_per_task * MR * kNr * std::max<int64_t>(kp, 1);
   ThreadPool::For(pool, tasks, std::max<int64_t>(1, (1 << 20) / task_work), [&](int64_t begin, int64_t end) {
