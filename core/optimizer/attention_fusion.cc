@@ -8,7 +8,8 @@
 //   q = Transpose(Reshape(Add(MatMul(X, Wq), bq), [B, S, N, H]), [0, 2, 1, 3])
 //   k = Transpose(Reshape(Add(MatMul(X, Wk), bk), [B, S, N, H]), [0, 2, 3, 1])
 //   v = Transpose(Reshape(Add(MatMul(X, Wv), bv), [B, S, N, H]), [0, 2, 1, 3])
-//   s = MatMul(q, k) / c   (or * c, or unscaled)
+//   s = MatMul(q, k) / c   (or * c, or unscaled; or FusedMatMul(q, k) with
+//                           alpha 1/c, matmul_scale_fusion's)
 //   s = s + (1 - Cast(Unsqueeze(mask, [1, 2]))) * m        (optional)
 //   Y = Reshape(Transpose(MatMul(Softmax(s, -1), v), [0, 2, 1, 3]), [B, S, N*H])
 // becomes Attention(X, [Wq|Wk|Wv], [bq|bk|bv], Cast(mask, int32)) with
@@ -168,7 +169,8 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
     for (int k = 0; k < 2 && ext_mask.empty(); ++k) {
       const int p = idx.Producer(a.inputs[k]);
       if (p >= 0 && a.inputs[k] != a.inputs[1 - k] && ConstantInitializer(graph, a.inputs[1 - k]) == nullptr &&
-          (IsOnnxOp(graph.nodes[p], "Div") || IsOnnxOp(graph.nodes[p], "Mul") || IsOnnxOp(graph.nodes[p], "MatMul"))) {
+          (IsOnnxOp(graph.nodes[p], "Div") || IsOnnxOp(graph.nodes[p], "Mul") || IsOnnxOp(graph.nodes[p], "MatMul") ||
+           (graph.nodes[p].domain == kMsDomain && graph.nodes[p].op_type == "FusedMatMul"))) {
         ext_mask = a.inputs[1 - k];
         cur = a.inputs[k];
       }
@@ -193,8 +195,18 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
     cur = m.inputs[k];
     nodes.push_back(mul);
   }
-  const int qk = Sole(graph, idx, cur, "MatMul");
-  if (qk < 0) return false;
+  int qk = Sole(graph, idx, cur, "MatMul");
+  if (qk < 0) {
+    // The scale already in a FusedMatMul's alpha (matmul_scale_fusion).
+    const int p = idx.Producer(cur);
+    if (p < 0 || !idx.HasSingleUse(cur)) return false;
+    const Node& f = graph.nodes[p];
+    if (f.domain != kMsDomain || f.op_type != "FusedMatMul" || f.inputs.size() != 2) return false;
+    for (const char* a : {"transA", "transB", "transBatchA", "transBatchB"})
+      if (f.AttrInt(a, 0) != 0) return false;
+    scale *= f.AttrFloat("alpha", 1.f);
+    qk = p;
+  }
   nodes.push_back(qk);
   Projection q, k, v;
   if (!MatchProjection(graph, idx, graph.nodes[qk].inputs[0], {0, 2, 1, 3}, &q) ||

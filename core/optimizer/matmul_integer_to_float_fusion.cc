@@ -8,7 +8,10 @@
 // the int32 product, its float copy and the scaled copy are never written;
 // the kernel (providers/cpu/quantization/matmul_integer_to_float.cc) scales
 // each sum in its GEMM epilogue, float(i) * (1.0 * s[n]) + bias[n], which is
-// the unfused float(i) * s[n] + bias[n] exactly (1.0 * s is s).
+// the unfused float(i) * s[n] + bias[n] exactly (1.0 * s is s). Where s is
+// itself Mul(a, b) of a float scalar a and a b like s (quantize_dynamic's
+// activation scale times weight scale), the node takes a and b instead and
+// the kernel forms a * b[n] as the Mul did (exactly: one rounded product).
 // Only where that holds: B a constant 2-D int8/uint8 matrix [K, N] (N known),
 // A's zero point per tensor, B's per tensor or per column, s a float of shape
 // [], [1] or [N] (a per-tensor or per-column scale: Mul then broadcasts like
@@ -65,13 +68,33 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
     }
   }
 
-  const std::string one = UniqueValueName(graph, idx, (mmi.name.empty() ? i32 : mmi.name) + "_one");
-  auto t = std::make_shared<Tensor>(ElemType::kFloat, Dims{});
-  t->data<float>()[0] = 1.0f;
-  graph.initializers[one] = std::move(t);
+  // s = Mul(a_scale, b_scale) (quantize_dynamic's product of the activation's
+  // scale and the weight's): the kernel takes the two factors and forms the
+  // same product itself, so the Mul node goes (when s has no other reader).
+  std::string a_scale, b_scale;
+  const int smul = idx.Producer(s);
+  if (smul >= 0 && IsOnnxOp(graph.nodes[smul], "Mul") && graph.nodes[smul].inputs.size() == 2) {
+    const std::string& x = graph.nodes[smul].inputs[0];
+    const std::string& y = graph.nodes[smul].inputs[1];
+    if (ScalarOrVector(graph, x, 0, ElemType::kFloat) && ScalarOrVector(graph, y, N, ElemType::kFloat)) {
+      a_scale = x;
+      b_scale = y;
+    } else if (ScalarOrVector(graph, y, 0, ElemType::kFloat) && ScalarOrVector(graph, x, N, ElemType::kFloat)) {
+      a_scale = y;
+      b_scale = x;
+    }
+    if (!a_scale.empty() && idx.HasSingleUse(s)) pattern.push_back(smul);
+  }
+  if (a_scale.empty()) {
+    a_scale = UniqueValueName(graph, idx, (mmi.name.empty() ? i32 : mmi.name) + "_one");
+    auto t = std::make_shared<Tensor>(ElemType::kFloat, Dims{});
+    t->data<float>()[0] = 1.0f;
+    graph.initializers[a_scale] = std::move(t);
+    b_scale = s;
+  }
 
   Node fused;
-  fused.inputs = {mmi.inputs[0], mmi.inputs[1], one, s, a_zp, b_zp};
+  fused.inputs = {mmi.inputs[0], mmi.inputs[1], a_scale, b_scale, a_zp, b_zp};
   if (!bias.empty()) fused.inputs.push_back(bias);
   while (fused.inputs.back().empty()) fused.inputs.pop_back();
   fused.outputs = {out};

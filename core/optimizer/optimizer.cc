@@ -39,6 +39,8 @@ const std::vector<Entry>& Entries() {
       {{"gelu_fusion", "GeluFusion", kOptimizeExtended}, optimizer::FuseGelu},
       {{"bias_gelu_fusion", "BiasGeluFusion", kOptimizeExtended}, optimizer::FuseBiasGelu},
       {{"attention_fusion", "AttentionFusion", kOptimizeExtended}, optimizer::FuseAttention},
+      // After attention_fusion, which takes the scaled scores' Div in whole.
+      {{"matmul_scale_fusion", "MatMulScaleFusion", kOptimizeExtended}, optimizer::FuseMatMulScale},
   };
   return kEntries;
 }

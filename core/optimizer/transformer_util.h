@@ -25,6 +25,7 @@ Status FuseConvActivation(Graph& graph, const OptimizerContext& ctx, bool* chang
 Status FuseConvAdd(Graph& graph, const OptimizerContext& ctx, bool* changed);// conv_add_fusion.cc
 Status FuseMatMulAdd(Graph& graph, const OptimizerContext& ctx, bool* changed);// matmul_add_fusion.cc
 Status FuseMatMulIntegerToFloat(Graph& graph, const OptimizerContext& ctx, bool* changed);// matmul_integer_to_float_fusion.cc
+Status FuseMatMulScale(Graph& graph, const OptimizerContext& ctx, bool* changed);// matmul_scale_fusion.cc
 Status FuseQdq(Graph& graph, const OptimizerContext& ctx, bool* changed);// qdq_fusion.cc
 Status FuseLayerNorm(Graph& graph, const OptimizerContext& ctx, bool* changed);// layer_norm_fusion.cc
 Status FuseSkipLayerNorm(Graph& graph, const OptimizerContext& ctx, bool* changed);// skip_layer_norm_fusion.cc

@@ -64,6 +64,19 @@ def test_matmul_integer_exact(ta, tb, M, K, N, const_b, per_channel):
     np.testing.assert_array_equal(y, _mm_ref(a, b, np.broadcast_to(za, (M,)), np.broadcast_to(zb, (N,))))
 
 
+@pytest.mark.parametrize("M,K,N", [(70, 600, 130), (128, 768, 64), (7, 16, 65), (13, 20, 3)])
+@pytest.mark.parametrize("za_per_row", [False, True])
+@pytest.mark.parametrize("const_b", [True, False])
+def test_matmul_integer_symmetric_b(M, K, N, za_per_row, const_b):
+    """B int8 with zero point 0 (quantize_dynamic's weights), A uint8: A read in place (K whole groups of 4)
+    and A's zero point in the accumulators' starting values (one per tensor) or corrected after (per row)."""
+    a, b = _q((M, K), np.uint8), _q((K, N), np.int8)
+    za = _q(M if za_per_row else (), np.uint8)
+    feeds = {"a": a, "b": b, "za": za, "zb": np.array(0, np.int8)}
+    model, f = _model("MatMulInteger", feeds, TensorProto.INT32, {"b", "zb"} if const_b else set(), opset=10)
+    np.testing.assert_array_equal(_ours(model, f), _mm_ref(a, b, np.broadcast_to(za, (M,)), np.zeros(N)))
+
+
 @pytest.mark.parametrize("const_b", [True, False])
 def test_matmul_integer_batched_and_broadcast_b(const_b):
     a = _q((2, 3, 5, 70), np.uint8)

@@ -60,8 +60,14 @@ def _attention(targets="computed", scale="div", mask="chain", k_two_steps=False,
     if k_two_steps:
         nodes.append(helper.make_node("Transpose", ["k_t"], ["k_tt"], perm=[0, 1, 3, 2]))
         kt = "k_tt"
-    nodes.append(helper.make_node("MatMul", ["q_t", kt], ["scores"]))
-    if scale == "div":
+    if scale == "fused":  # the scale already in alpha (matmul_scale_fusion's FusedMatMul)
+        nodes.append(helper.make_node("FusedMatMul", ["q_t", kt], ["scaled"], domain="com.microsoft",
+                                      alpha=1 / math.sqrt(HD)))
+    else:
+        nodes.append(helper.make_node("MatMul", ["q_t", kt], ["scores"]))
+    if scale == "fused":
+        pass
+    elif scale == "div":
         nodes.append(helper.make_node("Div", ["scores", "c"], ["scaled"]))
         inits.append(const("c", math.sqrt(HD)))
     else:
@@ -85,7 +91,8 @@ def _attention(targets="computed", scale="div", mask="chain", k_two_steps=False,
               helper.make_node("MatMul", ["probs", "v_t"], ["ctx"]),
               helper.make_node("Transpose", ["ctx"], ["ctx_t"], perm=[0, 2, 1, 3]),
               helper.make_node("Reshape", ["ctx_t", "merged_shape"], ["y"])]
-    return make_model(nodes, inputs, [("y", F, None)] + [(o, F, None) for o in extra_outputs], inits)
+    return make_model(nodes, inputs, [("y", F, None)] + [(o, F, None) for o in extra_outputs], inits,
+                      extra_opsets=[("com.microsoft", 1)] if scale == "fused" else ())
 
 
 def _with_mask(feeds, model):
@@ -94,7 +101,7 @@ def _with_mask(feeds, model):
 
 
 @pytest.mark.parametrize("targets", ["computed", "constant"])
-@pytest.mark.parametrize("scale", ["div", "mul"])
+@pytest.mark.parametrize("scale", ["div", "mul", "fused"])
 def test_self_attention_fuses(onyx, tmp_path, targets, scale):
     m = _attention(targets, scale)
     saved = check_fusion(onyx, m, _feeds(), tmp_path, present={ATT: 1},

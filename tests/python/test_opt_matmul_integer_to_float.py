@@ -65,8 +65,10 @@ def _model(bias=True, per_column=False, w_type=np.int8, a_zp_shape=(), scale_sha
 def test_fuses_and_keeps_the_values(onyx, tmp_path, bias, per_column, w_type):
     m, feeds = _model(bias=bias, per_column=per_column, w_type=w_type)
     saved = check_fusion(onyx, m, feeds, tmp_path, present={FUSED: 1, "DynamicQuantizeLinear": 1},
-                         absent=["MatMulInteger", "Cast"] + (["Add"] if bias else []))
+                         absent=["MatMulInteger", "Cast", "Mul"] + (["Add"] if bias else []))
     assert len(saved.graph.node[-1].input) == (7 if bias else 6)
+    # The scale product's Mul went: the node takes both factors.
+    assert list(saved.graph.node[-1].input[2:4]) == ["xs", "ws"]
     # Bit for bit the unfused graph's floats: float(i) * (1 * s) + b is float(i) * s + b.
     fused, _ = optimized(onyx, m, tmp_path)
     base, _ = optimized(onyx, m, tmp_path, level="ORT_DISABLE_ALL")
@@ -76,6 +78,28 @@ def test_fuses_and_keeps_the_values(onyx, tmp_path, bias, per_column, w_type):
 def test_scale_first_in_mul(onyx, tmp_path):
     m, feeds = _model(swap_mul=True)
     check_fusion(onyx, m, feeds, tmp_path, present={FUSED: 1}, absent=["MatMulInteger", "Cast"])
+
+
+@pytest.mark.parametrize("per_column", [False, True])
+def test_scale_product_factors_in_either_order(onyx, tmp_path, per_column):
+    """Mul(w_scale, x_scale): the per-tensor factor is the node's a_scale whichever side it is on."""
+    m, feeds = _model(per_column=per_column)
+    mul = [n for n in m.graph.node if n.op_type == "Mul" and list(n.input) == ["xs", "ws"]][0]
+    mul.input[:] = ["ws", "xs"]
+    saved = check_fusion(onyx, m, feeds, tmp_path, present={FUSED: 1}, absent=["MatMulInteger", "Cast", "Mul"])
+    assert list(saved.graph.node[-1].input[2:4]) == (["xs", "ws"] if per_column else ["ws", "xs"])
+    fused, _ = optimized(onyx, m, tmp_path)
+    base, _ = optimized(onyx, m, tmp_path, level="ORT_DISABLE_ALL")
+    np.testing.assert_array_equal(fused.run(None, feeds)[0], base.run(None, feeds)[0])
+
+
+def test_scale_product_read_elsewhere_stays(onyx, tmp_path):
+    m, feeds = _model(bias=False)
+    m.graph.node.append(helper.make_node("Identity", ["s0"], ["s_out"]))
+    m.graph.output.append(helper.make_tensor_value_info("s_out", F, None))
+    saved = check_fusion(onyx, m, feeds, tmp_path, present={FUSED: 1, "Mul": 1}, absent=["MatMulInteger", "Cast"])
+    fused_node = [n for n in saved.graph.node if n.op_type == "MatMulIntegerToFloat"][0]
+    assert list(fused_node.input[2:4]) == ["xs", "ws"]
 
 
 def test_disabled_by_name(onyx, tmp_path):

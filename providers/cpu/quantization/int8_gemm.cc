@@ -599,18 +599,28 @@ void RangeOf(const float* x, int64_t n, float* lo, float* hi, float* bad) {
   RangeBase(x, n, lo, hi, bad);
 }
 
-constexpr int64_t kQuantChunk = 1 << 15;  // values per task of the pool
+// Values per task of the pool: at least kQuantMinChunk, and about four
+// tasks per thread, so that BERT's [128, 768] activations (98304 values)
+// split evenly over two threads instead of into three fixed chunks of 2^15.
+constexpr int64_t kQuantMinChunk = 1 << 12;
+int64_t QuantChunk(int64_t n, ThreadPool* pool) {
+  const int64_t threads = pool != nullptr ? pool->NumThreads() : 1;
+  if (threads <= 1) return std::max<int64_t>(n, 1);
+  const int64_t per = (n + 4 * threads - 1) / (4 * threads);
+  return std::max(kQuantMinChunk, (per + 63) / 64 * 64);
+}
 
 }  // namespace
 
 int64_t DynamicQuantizeParams(const float* x, int64_t n, float* scale, int32_t* zero_point, ThreadPool* pool) {
   // Per chunk, then combined (min and max are exact in any order; `bad`
   // only tells whether some value is not finite).
-  const int64_t chunks = std::max<int64_t>(1, (n + kQuantChunk - 1) / kQuantChunk);
+  const int64_t chunk = QuantChunk(n, pool);
+  const int64_t chunks = std::max<int64_t>(1, (n + chunk - 1) / chunk);
   std::vector<float> los(static_cast<size_t>(chunks)), his(los.size()), bads(los.size());
   ThreadPool::For(pool, chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
-      const int64_t i0 = c * kQuantChunk, i1 = std::min(n, i0 + kQuantChunk);
+      const int64_t i0 = c * chunk, i1 = std::min(n, i0 + chunk);
       RangeOf(x + i0, i1 - i0, &los[c], &his[c], &bads[c]);
     }
   });
@@ -644,7 +654,7 @@ template void QuantizeFloat8<uint8_t>(const float*, int64_t, float, int32_t, uin
 template void QuantizeFloat8<int8_t>(const float*, int64_t, float, int32_t, int8_t*);
 
 void QuantizeU8(const float* x, int64_t n, float scale, int32_t zero_point, uint8_t* q, ThreadPool* pool) {
-  ThreadPool::For(pool, n, kQuantChunk,
+  ThreadPool::For(pool, n, QuantChunk(n, pool),
                   [&](int64_t b, int64_t e) { QuantizeFloat8(x + b, e - b, scale, zero_point, q + b); });
 }
 
@@ -683,6 +693,69 @@ template void RequantizeFloatColumns<uint8_t>(const int32_t*, int64_t, int64_t, 
                                               const float*, int32_t, uint8_t*, int64_t);
 template void RequantizeFloatColumns<int8_t>(const int32_t*, int64_t, int64_t, int64_t, const int32_t*, const float*,
                                              int32_t, int8_t*, int64_t);
+
+namespace {
+
+// ScaleToFloat's row loop: plain C++, which the compiler vectorizes for the
+// baseline and AVX2 (neither has FMA, so nothing fuses the two roundings).
+inline __attribute__((always_inline)) void ScaleToFloatBody(const int32_t* c, int64_t ldc, int64_t rows,
+                                                           int64_t cols, const float* __restrict scale,
+                                                           const float* __restrict bias, float* __restrict y,
+                                                           int64_t ldy) {
+  for (int64_t m = 0; m < rows; ++m) {
+    const int32_t* __restrict cr = c + m * ldc;
+    float* __restrict yr = y + m * ldy;
+    if (bias != nullptr) {
+      for (int64_t n = 0; n < cols; ++n) yr[n] = static_cast<float>(cr[n]) * scale[n] + bias[n];
+    } else {
+      for (int64_t n = 0; n < cols; ++n) yr[n] = static_cast<float>(cr[n]) * scale[n] + 0.f;
+    }
+  }
+}
+
+void ScaleToFloatBase(const int32_t* c, int64_t ldc, int64_t rows, int64_t cols, const float* scale,
+                      const float* bias, float* y, int64_t ldy) {
+  ScaleToFloatBody(c, ldc, rows, cols, scale, bias, y, ldy);
+}
+
+#ifdef ONYX_INT8_X86
+ONYX_INT8_AVX2 void ScaleToFloatAvx2(const int32_t* c, int64_t ldc, int64_t rows, int64_t cols, const float* scale,
+                                     const float* bias, float* y, int64_t ldy) {
+  ScaleToFloatBody(c, ldc, rows, cols, scale, bias, y, ldy);
+}
+
+// AVX-512 (whose targets allow FMA): the masked multiply and add are
+// builtins the compiler does not contract into one FMA; the mask also
+// covers the last partial vector of a row.
+ONYX_INT8_AVX512 void ScaleToFloatAvx512(const int32_t* c, int64_t ldc, int64_t rows, int64_t cols,
+                                         const float* scale, const float* bias, float* y, int64_t ldy) {
+  for (int64_t m = 0; m < rows; ++m) {
+    const int32_t* cr = c + m * ldc;
+    float* yr = y + m * ldy;
+    for (int64_t n = 0; n < cols; n += 16) {
+      const __mmask16 k = cols - n >= 16 ? static_cast<__mmask16>(0xFFFF)
+                                         : static_cast<__mmask16>((1u << (cols - n)) - 1);
+      const __m512 v = _mm512_maskz_cvtepi32_ps(k, _mm512_maskz_loadu_epi32(k, cr + n));
+      const __m512 p = _mm512_maskz_mul_ps(k, v, _mm512_maskz_loadu_ps(k, scale + n));
+      const __m512 b = bias != nullptr ? _mm512_maskz_loadu_ps(k, bias + n) : _mm512_setzero_ps();
+      _mm512_mask_storeu_ps(yr + n, k, _mm512_maskz_add_ps(k, p, b));
+    }
+  }
+}
+#endif
+
+}  // namespace
+
+void ScaleToFloat(const int32_t* c, int64_t ldc, int64_t rows, int64_t cols, const float* scale, const float* bias,
+                  float* y, int64_t ldy) {
+  const fastmath::Isa isa = fastmath::BestIsa();
+#ifdef ONYX_INT8_X86
+  if (isa == fastmath::Isa::kAvx512) return ScaleToFloatAvx512(c, ldc, rows, cols, scale, bias, y, ldy);
+  if (isa == fastmath::Isa::kAvx2) return ScaleToFloatAvx2(c, ldc, rows, cols, scale, bias, y, ldy);
+#endif
+  (void)isa;
+  ScaleToFloatBase(c, ldc, rows, cols, scale, bias, y, ldy);
+}
 
 struct Access {
   static const PackedB& Get(const PackedB& b) { return b; }
@@ -776,7 +849,11 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
   const int64_t nseg = by_address ? std::max<int64_t>(g.a_segments, 1) : 1, seg = K / nseg;
   // Pieces shorter than 16 values would reload the rows' addresses every few
   // steps: those are packed (an image's first conv, 3 or 4 channels a tap).
-  const bool direct = by_address && impl.rows_kernels[1] != nullptr && !g.a_signed && !need_rowsum && seg >= 16;
+  // A plain matrix goes the same way (as one piece per row, when K is whole
+  // groups of 4): no packing pass over A at all.
+  const bool plain_direct = !by_address && K % 4 == 0 && K >= 16;
+  const bool direct = (by_address ? seg >= 16 : plain_direct) && impl.rows_kernels[1] != nullptr && !g.a_signed &&
+                      !need_rowsum;
   if (!direct)
   ThreadPool::For(pool, tiles, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, K * MR)),
                   [&](int64_t begin, int64_t end) {
@@ -817,13 +894,19 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
   // Zero points of 0 on both sides (A' = A, B' = B): nothing to take away.
   bool no_correction = !need_rowsum;
   for (int64_t m = 0; m < M && no_correction; ++m) no_correction = zam[m] == 0;
+  // Only A's zero point, one for all rows: its share, -za' cb[n], is the
+  // same row for every row, and the accumulators start from it instead of
+  // zero (a copy per row in place of a pass that reads and rewrites them).
+  bool start_corrected = !no_correction && !need_rowsum && !g.za_per_row;
 
   // Values of K per pass (in groups of 4): kKc, or all of K where a whole
   // panel stays in L1 anyway (fewer reloads of the accumulators).
   const int64_t kc4 = kp * kNr <= kWholePanelBytes ? std::max<int64_t>(k4, 1) : kKc / 4;
   const int64_t panels = (N + kNr - 1) / kNr;
-  const int64_t tiles_per_task = std::min<int64_t>(tiles, 16);
-  const int64_t mchunks = (tiles + tiles_per_task - 1) / tiles_per_task;
+  // At most 16 tiles a task, in chunks of equal size: M = 128 is 2 x 11
+  // tiles, not 16 + 6, whose uneven tasks left one thread idle at the end.
+  const int64_t mchunks = (tiles + 15) / 16;
+  const int64_t tiles_per_task = (tiles + mchunks - 1) / mchunks;
   const int64_t tasks = panels * mchunks;
   const int64_t task_work = tiles_per_task * MR * kNr * std::max<int64_t>(kp, 1);
   ThreadPool::For(pool, tasks, std::max<int64_t>(1, (1 << 20) / task_work), [&](int64_t begin, int64_t end) {
@@ -836,10 +919,21 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
       const int64_t t1 = std::min(tiles, t0 + tiles_per_task);
       const int8_t* panel = Access::panel(b, pi);
       if (k4 == 0) std::fill(acc.begin(), acc.end(), 0);
+      if (start_corrected) {
+        const int64_t n0 = pi * kNr, nn = std::min(kNr, N - n0);
+        int32_t* first = acc.data();
+        for (int64_t j = 0; j < kNr; ++j) first[j] = j < nn ? static_cast<int32_t>(0u - zam[0] * cb[n0 + j]) : 0;
+        const int64_t rows = std::min(M, t1 * MR) - t0 * MR;
+        for (int64_t r = 1; r < rows; ++r) std::memcpy(first + r * kNr, first, kNr * sizeof(int32_t));
+      }
       if (direct) {
         const int64_t r0 = t0 * MR, r1 = std::min(M, t1 * MR);
         addr.resize(static_cast<size_t>((r1 - r0) * nseg));
-        g.a_rows(r0, r1, addr.data());
+        if (by_address) {
+          g.a_rows(r0, r1, addr.data());
+        } else {
+          for (int64_t m = r0; m < r1; ++m) addr[m - r0] = a + m * g.lda;
+        }
       }
       for (int64_t kb = 0; kb < k4; kb += kc4) {
         const int64_t kn = std::min(kc4, k4 - kb);
@@ -864,18 +958,18 @@ void Gemm(const GemmArgs& g, const PackedB& b, ThreadPool* pool) {
               for (int i = 0; i < mr; ++i) piece_rows[p * mr + i] = ta[i * nseg + piece_seg[p]] + piece_off[p];
             }
             impl.rows_kernels[mr](piece_rows.data(), piece_len4.data(), pieces, panel + kb * kNr * 4,
-                                  acc.data() + (t - t0) * MR * kNr, kb > 0);
+                                  acc.data() + (t - t0) * MR * kNr, kb > 0 || start_corrected);
           }
           continue;
         }
         for (int64_t t = t0; t < t1; ++t) {
           const int mr = static_cast<int>(std::min<int64_t>(MR, M - t * MR));
           impl.kernels[mr](apk + t * tile_stride + kb * mr * 4 * static_cast<int64_t>(esz),
-                           panel + kb * kNr * 4, kn, acc.data() + (t - t0) * MR * kNr, kb > 0);
+                           panel + kb * kNr * 4, kn, acc.data() + (t - t0) * MR * kNr, kb > 0 || start_corrected);
         }
       }
       const int64_t n0 = pi * kNr, n1 = std::min(N, n0 + kNr);
-      if (!no_correction) {
+      if (!no_correction && !start_corrected) {
         for (int64_t t = t0; t < t1; ++t) {
           const int64_t m0 = t * MR, m1 = std::min(M, m0 + MR);
           impl.correct(acc.data() + (t - t0) * MR * kNr, m1 - m0, n1 - n0, zam.data() + m0,

@@ -132,6 +132,14 @@ template <typename Q>
 void RequantizeFloatColumns(const int32_t* acc, int64_t lda, int64_t rows, int64_t n, const int32_t* bias,
                             const float* scale, int32_t zero_point, Q* out, int64_t ldo);
 
+// The float epilogue of MatMulIntegerToFloat / DynamicQuantizeMatMul:
+//   y[m * ldy + n] = float(c[m * ldc + n]) * scale[n] + (bias ? bias[n] : 0)
+// for m < rows, n < cols; the product rounded, then the sum (never one fused
+// multiply-add: the values of a Cast, a Mul and an Add). Vectorized on every
+// path.
+void ScaleToFloat(const int32_t* c, int64_t ldc, int64_t rows, int64_t cols, const float* scale, const float* bias,
+                  float* y, int64_t ldy);
+
 // The B input of a matrix-product kernel ([..., K, N] int8 or uint8; 1-D is
 // [K, 1]), packed once at Init when it is a constant initializer.
 class PackedWeights {

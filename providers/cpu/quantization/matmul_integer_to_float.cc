@@ -153,15 +153,8 @@ class MatMulIntegerToFloatKernel final : public OpKernel {
       args.zb = bzp.data();
       args.zb_per_column = true;
       args.epilogue = [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1, const int32_t* c, int64_t ldc) {
-        for (int64_t m = m0; m < m1; ++m) {
-          const int32_t* cr = c + (m - m0) * ldc;
-          float* yr = yb + m * N;
-          if (bv != nullptr) {
-            for (int64_t n = n0; n < n1; ++n) yr[n] = static_cast<float>(cr[n - n0]) * col_scale[n] + bv[n];
-          } else {
-            for (int64_t n = n0; n < n1; ++n) yr[n] = static_cast<float>(cr[n - n0]) * col_scale[n] + 0.f;
-          }
-        }
+        int8gemm::ScaleToFloat(c, ldc, m1 - m0, n1 - n0, col_scale.data() + n0, bv != nullptr ? bv + n0 : nullptr,
+                               yb + m0 * N + n0, N);
       };
       int8gemm::Gemm(args, packed[ob], ctx.threads());
     }
