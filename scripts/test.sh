@@ -26,7 +26,7 @@ MODEL="$ONYX_MODEL_DIR/mobilenetv2.onnx"
 run_suite "Layer check (includes follow DESIGN.md)" "$PY" "$ROOT/scripts/check_layers.py" "$ROOT"
 run_suite "GoogleTest (engine unit tests)" "$BUILD/onyx_unit_tests" --gtest_brief=1
 run_suite "GoogleTest (C++ API)" env ONYX_TEST_MODEL="$MODEL" "$BUILD/cxx_api_test" --gtest_brief=1
-run_suite "C API under valgrind" valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+run_suite "C API under valgrind" valgrind -q --suppressions="$ROOT/scripts/valgrind.supp" --leak-check=full --show-leak-kinds=definite,indirect \
   --errors-for-leak-kinds=definite,indirect --error-exitcode=1 "$BUILD/capi_test" "$MODEL"
 run_suite "Header compiles alone (C, C++)" bash -c "'$BUILD/header_test_c' && '$BUILD/header_test_cc'"
 run_suite "ABI check" "$PY" "$ROOT/abi_checks/check_abi.py" "$BUILD/libonyxruntime.so"
