@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -71,12 +73,16 @@ void* SystemAlloc(size_t block_bytes) {
   return std::aligned_alloc(kAlign, block_bytes);
 }
 
-// Gives back a block SystemAlloc made; its header says how large it is.
-void SystemFree(void* block) {
+// Gives back a block SystemAlloc made for `block_bytes`.
+void SystemFree(void* block, size_t block_bytes) {
+  if (block_bytes >= kMapFrom) munmap(block, PageRounded(block_bytes));
+  else std::free(block);
+}
+
+size_t BlockBytes(const void* block) {
   Header h;
   std::memcpy(&h, block, sizeof(h));
-  if (h.block_bytes >= kMapFrom) munmap(block, PageRounded(h.block_bytes));
-  else std::free(block);
+  return h.block_bytes;
 }
 
 }  // namespace
@@ -144,24 +150,23 @@ void CpuAllocator::Free(void* p) {
       return;
     }
   }
-  SystemFree(block);
+  SystemFree(block, h.block_bytes);
 }
 
 void CpuAllocator::EvictForLocked(size_t incoming) {
   const size_t allowed = std::max(peak_in_use_, in_use_ + incoming);
   if (cached_total_ == 0 || in_use_ + cached_total_ + incoming <= allowed) return;
-  std::vector<void*> release;
+  std::vector<std::pair<void*, size_t>> release;
   for (auto it = cache_.rbegin(); it != cache_.rend() && in_use_ + cached_total_ + incoming > allowed; ++it) {
     std::vector<void*>& blocks = it->second;
     while (!blocks.empty() && in_use_ + cached_total_ + incoming > allowed) {
-      Header h;
-      std::memcpy(&h, blocks.back(), sizeof(h));
-      cached_total_ -= h.block_bytes;
-      release.push_back(blocks.back());
+      const size_t bytes = BlockBytes(blocks.back());
+      cached_total_ -= bytes;
+      release.emplace_back(blocks.back(), bytes);
       blocks.pop_back();
     }
   }
-  for (void* block : release) SystemFree(block);
+  for (const auto& b : release) SystemFree(b.first, b.second);
 }
 
 void CpuAllocator::Trim() {
@@ -171,7 +176,7 @@ void CpuAllocator::Trim() {
 
 void CpuAllocator::TrimLocked() {
   for (auto& kv : cache_)
-    for (void* block : kv.second) SystemFree(block);
+    for (void* block : kv.second) SystemFree(block, BlockBytes(block));
   cache_.clear();
   cached_total_ = 0;
 }

@@ -58,24 +58,21 @@ std::string TypeString(const TypeInfo& t) {
 
 }  // namespace
 
-SchemaPreload::SchemaPreload() {
-  if (g_schemas_registered.load(std::memory_order_relaxed)) return;
-  try {
-    thread_ = std::thread([] {
-      // The first lookup registers every schema (a thread-safe static
-      // inside ONNX: a lookup elsewhere meanwhile waits for it).
-      (void)onnx::OpSchemaRegistry::Schema("Identity", 1, "");
-      g_schemas_registered.store(true, std::memory_order_relaxed);
-    });
-  } catch (const std::exception&) {
-    // No thread to be had: the first lookup registers them instead.
-  }
-}
-
 void RegisterSchemasNow() {
+  // The first lookup registers every schema.
   if (g_schemas_registered.load(std::memory_order_relaxed)) return;
   (void)onnx::OpSchemaRegistry::Schema("Identity", 1, "");
   g_schemas_registered.store(true, std::memory_order_relaxed);
+}
+
+SchemaPreload::SchemaPreload() {
+  if (g_schemas_registered.load(std::memory_order_relaxed)) return;
+  try {
+    // A lookup elsewhere meanwhile waits for it (a thread-safe static inside ONNX).
+    thread_ = std::thread(RegisterSchemasNow);
+  } catch (const std::exception&) {
+    // No thread to be had: the first lookup registers them instead.
+  }
 }
 
 SchemaPreload::~SchemaPreload() {

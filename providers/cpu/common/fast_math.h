@@ -58,13 +58,10 @@ inline __attribute__((always_inline)) I ExponentBits(I v) {
 }
 
 // F is float or a vector of float; I the matching int32 type.
+// e^x = p * 2^n, |x| < 2^22 * ln2: returns p (in [sqrt(1/2), sqrt(2)]) and
+// sets n.
 template <typename F, typename I>
-inline __attribute__((always_inline)) F ExpT(F x) {
-  // Clamped so results stay normal floats: denormal arithmetic is ~100x slower,
-  // and e^-87.3 is already below what any caller can distinguish from 0.
-  // (Compared so that NaN falls through unchanged.)
-  x = x < Splat<F>(-87.33f) ? Splat<F>(-87.33f) : x;
-  x = x > Splat<F>(89.f) ? Splat<F>(89.f) : x;
+inline __attribute__((always_inline)) F ExpReducedT(F x, I* n_out) {
   const F t = x * 1.44269504088896341f;
   // Round to nearest by the 1.5*2^23 trick: no float->int rounding mode needed
   // and no branch on the sign (|t| < 2^22 here).
@@ -81,6 +78,19 @@ inline __attribute__((always_inline)) F ExpT(F x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
+  *n_out = n;
+  return p;
+}
+
+template <typename F, typename I>
+inline __attribute__((always_inline)) F ExpT(F x) {
+  // Clamped so results stay normal floats: denormal arithmetic is ~100x slower,
+  // and e^-87.3 is already below what any caller can distinguish from 0.
+  // (Compared so that NaN falls through unchanged.)
+  x = x < Splat<F>(-87.33f) ? Splat<F>(-87.33f) : x;
+  x = x > Splat<F>(89.f) ? Splat<F>(89.f) : x;
+  I n;
+  const F p = ExpReducedT<F, I>(x, &n);
   // 2^n as two normal factors, so overflow gives inf and underflow denormals/0.
   const I n1 = n >> 1, n2 = n - n1;
   const F s1 = BitsToFloat<F>(ExponentBits<I>(n1 + 127));
@@ -107,19 +117,8 @@ inline __attribute__((always_inline)) F TanhT(F x) {
 // normal factor (n >= -126 there).
 template <typename F, typename I>
 inline __attribute__((always_inline)) F ExpNonPositiveT(F x) {
-  const F t = x * 1.44269504088896341f;
-  const F nf = (t + 12582912.f) - 12582912.f;
-  const I n = TruncToInt<I>(nf);
-  F r = x - nf * 0.693359375f;
-  r = r + nf * 2.12194440e-4f;
-  F p = Splat<F>(1.98412698e-4f);
-  p = p * r + 1.38888889e-3f;
-  p = p * r + 8.33333333e-3f;
-  p = p * r + 4.16666667e-2f;
-  p = p * r + 1.66666667e-1f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
+  I n;
+  const F p = ExpReducedT<F, I>(x, &n);
   return p * BitsToFloat<F>(ExponentBits<I>(n + 127));
 }
 
