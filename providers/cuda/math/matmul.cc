@@ -1,8 +1,9 @@
 // MatMul and Gemm on cuBLAS (cublasGemmStridedBatchedEx). Row-major C = A B
 // is column-major C^T = B^T A^T, so B is passed first. Float runs in strict
 // FP32 unless the session set use_tf32=1.
+#include "providers/cuda/math/gemm.h"
+
 #include "providers/cuda/common/launch.h"
-#include "providers/cuda/cuda_kernel.h"
 
 namespace onyx {
 namespace cuda {
@@ -26,8 +27,8 @@ Status TypesFor(ElemType t, bool tf32, GemmTypes* out) {
   }
 }
 
-// Row-major Y[b] = alpha op(A[b]) op(B[b]) + beta Y[b] for b < batch;
-// A is m x k after op, B is k x n. A stride of 0 repeats one matrix.
+}  // namespace
+
 Status Gemm(const CudaEnv& env, ElemType t, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
             const void* a, int64_t stride_a, const void* b, int64_t stride_b, float beta, void* y, int64_t stride_y,
             int64_t batch) {
@@ -48,6 +49,8 @@ Status Gemm(const CudaEnv& env, ElemType t, bool trans_a, bool trans_b, int64_t 
                           gt.compute, CUBLAS_GEMM_DEFAULT),
                       "cublasGemmStridedBatchedEx");
 }
+
+namespace {
 
 class MatMul final : public CudaKernel {
  public:
