@@ -320,3 +320,143 @@ def test_gpu_benchmark_models_match_cpu(name, tmp_path_factory):
     for got, want in zip(sess.run(None, feeds), cpu.run(None, feeds)):
         scale = max(1.0, float(np.max(np.abs(want)))) if want.size else 1.0
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-3 * scale)
+
+
+# ---- fused transformer kernels (com.microsoft) on CUDA vs the CPU kernels ----
+
+def _ms_model(op, order, inputs, outputs, attrs, inits=()):
+    """One com.microsoft node reading `order` (names, "" for an omitted
+    input): `inputs` name -> array fed, `inits` (name, array) constants."""
+    vis = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
+           for n, v in inputs.items()]
+    outs = [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None) for n in outputs if n]
+    node = helper.make_node(op, order, outputs, domain="com.microsoft", **attrs)
+    g = helper.make_graph([node], "k", vis, outs, [onnx.numpy_helper.from_array(v, n) for n, v in inits])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+
+
+def _run_profiled(model, feeds):
+    """Runs once with profiling on CUDA (CPU behind it); returns the outputs
+    and {op_type: provider that ran it}."""
+    import json
+    so = rt.SessionOptions()
+    so.enable_profiling = True
+    so.graph_optimization_level = rt.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = rt.InferenceSession(model.SerializeToString(), so,
+                               providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
+    got = sess.run(None, feeds)
+    path = sess.end_profiling()
+    with open(path) as f:
+        events = json.load(f)
+    os.remove(path)
+    placed = {e["args"]["op_name"]: e["args"].get("provider") for e in events
+              if e.get("cat") == "Node" and "op_name" in e.get("args", {})}
+    return got, placed
+
+
+def _fused_cases():
+    rng = np.random.default_rng(11)
+    f32 = np.float32
+    B, S, D, N = 2, 7, 16, 4
+    x = rng.standard_normal((B, S, D)).astype(f32)
+    w = (rng.standard_normal((D, 3 * D)) * 0.3).astype(f32)
+    bias = rng.standard_normal(3 * D).astype(f32)
+    wb = [("w", w), ("b", bias)]
+    raw = np.ones((B, S), np.int32)
+    raw[1, 5:] = 0
+    raw3 = (rng.random((B, S, S)) > 0.3).astype(np.int32)
+    yield "Attention-raw2", "Attention", ["x", "w", "b", "mask"], {"x": x, "mask": raw}, ["y"], {"num_heads": N}, wb
+    yield ("Attention-raw3", "Attention", ["x", "w", "b", "mask"], {"x": x, "mask": raw3}, ["y"], {"num_heads": N},
+           wb)
+    yield ("Attention-ends-causal", "Attention", ["x", "w", "b", "mask"], {"x": x, "mask": np.array([7, 4], np.int32)},
+           ["y"], {"num_heads": N, "unidirectional": 1}, wb)
+    yield ("Attention-ends-starts", "Attention", ["x", "w", "b", "mask"],
+           {"x": x, "mask": np.array([6, 7, 1, 2], np.int32)}, ["y"], {"num_heads": N}, wb)
+    yield ("Attention-nobias-scale", "Attention", ["x", "w"], {"x": x}, ["y"], {"num_heads": 2, "scale": 0.3},
+           [("w", w)])
+    yield ("Attention-qkv-sizes", "Attention", ["x", "w", "b"], {"x": x}, ["y"],
+           {"num_heads": 2, "qkv_hidden_sizes": [8, 8, 12]},
+           [("w", w[:, :28].copy()), ("b", bias[:28].copy())])
+    skip = rng.standard_normal((B, S, D)).astype(f32)
+    gamma, beta = rng.standard_normal(D).astype(f32), rng.standard_normal(D).astype(f32)
+    yield ("SkipLayerNormalization", "SkipLayerNormalization", ["x", "skip", "gamma", "beta", "bias"],
+           {"x": x, "skip": skip}, ["y", "mean", "inv", "sum"], {"epsilon": 1e-5},
+           [("gamma", gamma), ("beta", beta), ("bias", bias[:D].copy())])
+    yield ("SkipLayerNormalization-perseq", "SkipLayerNormalization", ["x", "skip", "gamma"],
+           {"x": x, "skip": skip[0].copy()}, ["y"], {}, [("gamma", gamma)])
+    yield ("SkipSimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization", ["x", "skip", "gamma"],
+           {"x": x, "skip": skip}, ["y"], {"epsilon": 1e-6}, [("gamma", gamma)])
+    yield "BiasGelu", "BiasGelu", ["x", "b"], {"x": x}, ["y"], {}, [("b", bias[:D].copy())]
+    yield "FastGelu", "FastGelu", ["x", "b"], {"x": x}, ["y"], {}, [("b", bias[:D].copy())]
+    yield "FastGelu-nobias", "FastGelu", ["x"], {"x": x}, ["y"], {}, []
+    a = rng.standard_normal((2, 3, 8, 5)).astype(f32)
+    yield ("FusedMatMul-transA-transB", "FusedMatMul", ["a", "bm"], {"a": a}, ["y"],
+           {"alpha": 0.25, "transA": 1, "transB": 1}, [("bm", rng.standard_normal((3, 6, 8)).astype(f32))])
+    yield ("FusedMatMul-transB", "FusedMatMul", ["a", "bm"], {"a": a}, ["y"], {"alpha": 2.0, "transB": 1},
+           [("bm", rng.standard_normal((6, 5)).astype(f32))])
+    yield ("FusedGemm-Tanh", "FusedGemm", ["a", "bg", "cg"], {"a": rng.standard_normal((4, 8)).astype(f32)}, ["y"],
+           {"activation": "Tanh", "transB": 1},
+           [("bg", rng.standard_normal((5, 8)).astype(f32)), ("cg", rng.standard_normal(5).astype(f32))])
+
+
+@needs_gpu
+@pytest.mark.parametrize("case", list(_fused_cases()), ids=lambda c: c[0])
+def test_gpu_fused_transformer_kernel_matches_cpu(case):
+    _, op, order, inputs, outputs, attrs, inits = case
+    model = _ms_model(op, order, inputs, outputs, attrs, inits)
+    want = rt.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, inputs)
+    got, placed = _run_profiled(model, inputs)
+    assert placed.get(op) == "CUDAExecutionProvider", placed
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+
+
+@needs_gpu
+def test_gpu_attention_float16_matches_float():
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 9, 32)).astype(np.float32)
+    w = (rng.standard_normal((32, 96)) * 0.2).astype(np.float32)
+    b = rng.standard_normal(96).astype(np.float32)
+    mask = np.array([9, 6], np.int32)
+    order = ["x", "w", "b", "mask"]
+    want = rt.InferenceSession(
+        _ms_model("Attention", order, {"x": x, "mask": mask}, ["y"], {"num_heads": 4},
+                  [("w", w), ("b", b)]).SerializeToString(),
+        providers=["CPUExecutionProvider"]).run(None, {"x": x, "mask": mask})[0]
+    h = {"x": x.astype(np.float16), "mask": mask}
+    model = _ms_model("Attention", order, h, ["y"], {"num_heads": 4},
+                      [("w", w.astype(np.float16)), ("b", b.astype(np.float16))])
+    got, placed = _run_profiled(model, h)
+    assert placed.get("Attention") == "CUDAExecutionProvider", placed
+    assert got[0].dtype == np.float16
+    np.testing.assert_allclose(got[0].astype(np.float32), want, rtol=1e-2, atol=1e-2)
+
+
+@needs_gpu
+def test_gpu_attention_bad_mask_names_it_and_session_stays_usable():
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((2, 5, 8)).astype(np.float32)
+    model = _ms_model("Attention", ["x", "w", "", "mask"], {"x": x, "mask": np.ones((3, 5), np.int32)}, ["y"],
+                      {"num_heads": 2}, [("w", rng.standard_normal((8, 24)).astype(np.float32))])
+    model.graph.input[1].type.tensor_type.ClearField("shape")  # any mask shape gets to the kernel
+    sess = _cuda_session(model.SerializeToString())
+    with pytest.raises(Exception, match="mask_index"):
+        sess.run(None, {"x": x, "mask": np.ones((3, 5), np.int32)})
+    assert sess.run(None, {"x": x, "mask": np.ones((2, 5), np.int32)})[0].shape == (2, 5, 8)
+
+
+@needs_gpu
+def test_gpu_attention_with_past_runs_on_the_cpu_kernel():
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((1, 3, 8)).astype(np.float32)
+    past = rng.standard_normal((2, 1, 2, 4, 4)).astype(np.float32)
+    feeds = {"x": x, "past": past}
+    model = _ms_model("Attention", ["x", "w", "b", "", "past"], feeds, ["y", "present"],
+                      {"num_heads": 2, "unidirectional": 1},
+                      [("w", rng.standard_normal((8, 24)).astype(np.float32)),
+                       ("b", rng.standard_normal(24).astype(np.float32))])
+    want = rt.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    got, placed = _run_profiled(model, feeds)
+    assert placed.get("Attention") == "CPUExecutionProvider", placed
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)

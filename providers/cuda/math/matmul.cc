@@ -1,4 +1,4 @@
-// MatMul and Gemm on cuBLAS (cublasGemmStridedBatchedEx). Row-major C = A B
+// MatMul, Gemm, FusedMatMul and FusedGemm on cuBLAS (cublasGemmStridedBatchedEx). Row-major C = A B
 // is column-major C^T = B^T A^T, so B is passed first. Float runs in strict
 // FP32 unless the session set use_tf32=1.
 #include "providers/cuda/math/gemm.h"
@@ -52,9 +52,21 @@ Status Gemm(const CudaEnv& env, ElemType t, bool trans_a, bool trans_b, int64_t 
 
 namespace {
 
+// MatMul, and com.microsoft FusedMatMul: alpha * op(A) op(B), op swapping
+// the last two dims of an input of rank >= 2 when transA/transB is set.
 class MatMul final : public CudaKernel {
  public:
   using CudaKernel::CudaKernel;
+  Status Init(const KernelInfo& info) {
+    if (info.node().op_type != "FusedMatMul") return Status::OK();
+    alpha_ = info.AttrFloat("alpha", 1.f);
+    trans_a_ = info.AttrInt("transA", 0) != 0;
+    trans_b_ = info.AttrInt("transB", 0) != 0;
+    for (const char* a : {"transBatchA", "transBatchB"})
+      ONYX_CHECK(info.AttrInt(a, 0) == 0, ErrorCode::kNotImplemented, "CUDA FusedMatMul: attribute ", a,
+                 " is run by the CPU kernel");
+    return Status::OK();
+  }
   Status Compute(KernelContext& ctx) const override {
     const Tensor *a, *b;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &a));
@@ -62,11 +74,13 @@ class MatMul final : public CudaKernel {
     Dims da = a->dims(), db = b->dims();
     ONYX_CHECK_ARG(!da.empty() && !db.empty(), "MatMul inputs must not be scalars");
     const bool a_vec = da.size() == 1, b_vec = db.size() == 1;
+    const bool ta = trans_a_ && !a_vec, tb = trans_b_ && !b_vec;
     if (a_vec) da.insert(da.begin(), 1);
     if (b_vec) db.push_back(1);
-    const int64_t m = da[da.size() - 2], k = da.back(), n = db.back();
-    ONYX_CHECK_ARG(db[db.size() - 2] == k, "MatMul inner dimensions differ: A ", ShapeToString(a->dims()), ", B ",
-                   ShapeToString(b->dims()));
+    const int64_t m = ta ? da.back() : da[da.size() - 2], k = ta ? da[da.size() - 2] : da.back();
+    const int64_t kb = tb ? db.back() : db[db.size() - 2], n = tb ? db[db.size() - 2] : db.back();
+    ONYX_CHECK_ARG(kb == k, "MatMul inner dimensions differ: A ", ShapeToString(a->dims()), trans_a_ ? " (transA)" : "",
+                   ", B ", ShapeToString(b->dims()), trans_b_ ? " (transB)" : "");
     Dims batch_a(da.begin(), da.end() - 2), batch_b(db.begin(), db.end() - 2), batch;
     ONYX_RETURN_IF_ERROR(BroadcastShape(batch_a, batch_b, &batch));
     Dims out = batch;
@@ -74,16 +88,20 @@ class MatMul final : public CudaKernel {
     if (!b_vec) out.push_back(n);
     Tensor* y = ctx.Output(0, out, a->type());
     const int64_t nb = ShapeSize(batch), na = ShapeSize(batch_a), nbb = ShapeSize(batch_b);
-    if (nbb == 1) {
+    if (nbb == 1 && !ta) {
       // One B for all: the batch folds into A's rows, one GEMM.
-      return Gemm(env_, a->type(), false, false, m * na, n, k, 1.f, a->raw(), 0, b->raw(), 0, 0.f, y->raw(), 0, 1);
+      return Gemm(env_, a->type(), false, tb, m * na, n, k, alpha_, a->raw(), 0, b->raw(), 0, 0.f, y->raw(), 0, 1);
     }
-    if ((na == nb || na == 1) && nbb == nb)
-      return Gemm(env_, a->type(), false, false, m, n, k, 1.f, a->raw(), na == 1 ? 0 : m * k, b->raw(), k * n, 0.f,
-                  y->raw(), m * n, nb);
+    if ((na == nb || na == 1) && (nbb == nb || nbb == 1))
+      return Gemm(env_, a->type(), ta, tb, m, n, k, alpha_, a->raw(), na == 1 ? 0 : m * k, b->raw(),
+                  nbb == 1 ? 0 : k * n, 0.f, y->raw(), m * n, nb);
     return MakeError(ErrorCode::kNotImplemented, "MatMul on CUDA broadcasts whole batches only; got A ",
                      ShapeToString(a->dims()), " and B ", ShapeToString(b->dims()));
   }
+
+ private:
+  float alpha_ = 1.f;
+  bool trans_a_ = false, trans_b_ = false;
 };
 
 class GemmKernel final : public CudaKernel {
@@ -94,6 +112,16 @@ class GemmKernel final : public CudaKernel {
     trans_b_ = info.AttrInt("transB", 0) != 0;
     alpha_ = info.AttrFloat("alpha", 1.f);
     beta_ = info.AttrFloat("beta", 1.f);
+    if (info.node().op_type == "FusedGemm") {
+      const std::string act = info.AttrString("activation", "");
+      if (act == "Relu") activation_ = UnaryOp::kRelu;
+      else if (act == "Tanh") activation_ = UnaryOp::kTanh;
+      else if (act == "Sigmoid") activation_ = UnaryOp::kSigmoid;
+      else if (!act.empty())
+        return MakeError(ErrorCode::kNotImplemented, "CUDA FusedGemm: activation '", act,
+                         "' is run by the CPU kernel (Relu, Tanh and Sigmoid are on CUDA)");
+      has_activation_ = !act.empty();
+    }
     return Status::OK();
   }
   Status Compute(KernelContext& ctx) const override {
@@ -120,12 +148,17 @@ class GemmKernel final : public CudaKernel {
       ONYX_RETURN_IF_ERROR(LaunchStridedCopy(ElemSize(c->type()), map, m * n, c->raw(), y->raw(), stream()));
       beta = beta_;
     }
-    return Gemm(env_, a->type(), trans_a_, trans_b_, m, n, k, alpha_, a->raw(), 0, b->raw(), 0, beta, y->raw(), 0, 1);
+    ONYX_RETURN_IF_ERROR(
+        Gemm(env_, a->type(), trans_a_, trans_b_, m, n, k, alpha_, a->raw(), 0, b->raw(), 0, beta, y->raw(), 0, 1));
+    if (!has_activation_) return Status::OK();
+    return LaunchUnary(activation_, y->type(), y->size(), y->raw(), y->raw(), stream());
   }
 
  private:
   bool trans_a_ = false, trans_b_ = false;
   float alpha_ = 1.f, beta_ = 1.f;
+  bool has_activation_ = false;  // FusedGemm's
+  UnaryOp activation_ = UnaryOp::kRelu;
 };
 
 std::vector<ElemType> GemmElemTypes() {
@@ -136,6 +169,8 @@ std::vector<ElemType> GemmElemTypes() {
 
 ONYX_REGISTER_CUDA_KERNEL(MatMul, "", "MatMul", 1, kMaxVersion, GemmElemTypes());
 ONYX_REGISTER_CUDA_KERNEL(GemmKernel, "", "Gemm", 7, kMaxVersion, GemmElemTypes());
+ONYX_REGISTER_CUDA_KERNEL(MatMul, "com.microsoft", "FusedMatMul", 1, kMaxVersion, GemmElemTypes());
+ONYX_REGISTER_CUDA_KERNEL(GemmKernel, "com.microsoft", "FusedGemm", 1, kMaxVersion, FloatTypes());
 
 }  // namespace cuda
 }  // namespace onyx
