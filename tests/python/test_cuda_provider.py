@@ -291,19 +291,14 @@ def test_host_values_through_the_device_calls():
     np.testing.assert_array_equal(back, x)
 
 
-@needs_gpu
-@pytest.mark.parametrize("name", ["resnet50", "bert", "gpt2"])
-def test_gpu_benchmark_models_match_cpu(name, tmp_path_factory):
-    """The generated benchmark models (small BERT/GPT-2) on CUDA match the CPU
-    provider to 1e-3 of each output's scale (fp32; TF32 off)."""
+def _benchmark_model_and_feeds(name):
     import importlib.util
     gen_path = os.path.join(os.path.dirname(__file__), os.pardir, "models", "generate.py")
     spec = importlib.util.spec_from_file_location("gen", gen_path)
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
-    model = gen.build(name, small=name != "resnet50").SerializeToString()
-    cpu = rt.InferenceSession(model, providers=["CPUExecutionProvider"])
-    sess = _cuda_session(model)
+    model = gen.build(name, small=name != "resnet50")
+    cpu = rt.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(7)
     feeds = {}
     for i in cpu.get_inputs():
@@ -317,9 +312,37 @@ def test_gpu_benchmark_models_match_cpu(name, tmp_path_factory):
             feeds[i.name] = np.zeros(shape, np.int64)
         else:
             feeds[i.name] = rng.integers(0, 1000, shape, dtype=np.int64)
-    for got, want in zip(sess.run(None, feeds), cpu.run(None, feeds)):
-        scale = max(1.0, float(np.max(np.abs(want)))) if want.size else 1.0
-        np.testing.assert_allclose(got, want, rtol=0, atol=1e-3 * scale)
+    return model, cpu.run(None, feeds), feeds
+
+
+def _assert_scaled_close(got, want, tol):
+    for g, w in zip(got, want):
+        scale = max(1.0, float(np.max(np.abs(w)))) if w.size else 1.0
+        np.testing.assert_allclose(g.astype(np.float32), w, rtol=0, atol=tol * scale)
+
+
+@needs_gpu
+@pytest.mark.parametrize("name", ["resnet50", "bert", "gpt2"])
+def test_gpu_benchmark_models_match_cpu(name):
+    """The generated benchmark models (small BERT/GPT-2) on CUDA match the CPU
+    provider to 1e-3 of each output's scale (fp32; TF32 off)."""
+    model, want, feeds = _benchmark_model_and_feeds(name)
+    _assert_scaled_close(_cuda_session(model.SerializeToString()).run(None, feeds), want, 1e-3)
+
+
+@needs_gpu
+@pytest.mark.parametrize("name", ["resnet50", "bert", "gpt2"])
+def test_gpu_benchmark_models_float16_match_cpu_float32(name):
+    """The same models converted to float16 (tests/cuda/fp16_model.py) on
+    CUDA match the float32 CPU outputs to 1e-2 of each output's scale."""
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "cuda"))
+    from fp16_model import to_float16
+    model, want, feeds = _benchmark_model_and_feeds(name)
+    half = {k: v.astype(np.float16) if v.dtype == np.float32 else v for k, v in feeds.items()}
+    got = _cuda_session(to_float16(model).SerializeToString()).run(None, half)
+    assert all(g.dtype == np.float16 for g in got)
+    _assert_scaled_close(got, want, 1e-2)
 
 
 # ---- fused transformer kernels (com.microsoft) on CUDA vs the CPU kernels ----
