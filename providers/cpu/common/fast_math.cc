@@ -177,7 +177,7 @@ inline __attribute__((always_inline)) float ExpShiftSumBody(const float* x, floa
     F v;
     std::memcpy(&v, x + i, sizeof(v));
     v = v - shift;
-    v = v < detail::Splat<F>(kExpFlush) ? F{} : detail::ExpT<F, I>(v);
+    v = v < detail::Splat<F>(kExpFlush) ? F{} : detail::ExpNonPositiveT<F, I>(v);
     std::memcpy(y + i, &v, sizeof(v));
     acc += v;
   }
@@ -185,7 +185,7 @@ inline __attribute__((always_inline)) float ExpShiftSumBody(const float* x, floa
   for (int64_t k = 0; k < W; ++k) s += acc[k];
   for (; i < n; ++i) {
     const float v = x[i] - shift;
-    y[i] = v < kExpFlush ? 0.f : detail::ExpT<float, int32_t>(v);
+    y[i] = v < kExpFlush ? 0.f : detail::ExpNonPositiveT<float, int32_t>(v);
     s += y[i];
   }
   return s;
