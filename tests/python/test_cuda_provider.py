@@ -362,8 +362,11 @@ def _check_on_cuda(cases, tmp_path, opset=17, rtol=1e-3, atol=1e-4, on_cuda=None
     from onnx.reference import ReferenceEvaluator
     m, feeds = _cases_model(cases, opset)
     got, by_node, by_op = _run_profiled(m.SerializeToString(), feeds, tmp_path)
-    for op in on_cuda or []:
-        assert by_op.get(op) == {"CUDAExecutionProvider"}, "%s ran on %s" % (op, by_op.get(op))
+    if on_cuda:
+        # (A fusion the optimizer finds later may replace some of them.)
+        assert any(op in by_op for op in on_cuda), "none of %s ran: %s" % (on_cuda, by_op)
+        for op in on_cuda:
+            assert by_op.get(op, {"CUDAExecutionProvider"}) == {"CUDAExecutionProvider"}, (op, by_op.get(op))
     for k, (op, inputs, attrs) in enumerate(cases):
         what = "case %d: %s %s %s" % (k, op, [(x.dtype.name, x.shape) for x in inputs], attrs)
         if on_cuda is None:
