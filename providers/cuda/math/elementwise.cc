@@ -1,7 +1,7 @@
 // Element-wise arithmetic with broadcasting (Add, Sub, Mul, Div, Pow; Max,
-// Min, Sum and Mean of 1 to N inputs), comparisons (Equal, Less, LessOrEqual, Greater, GreaterOrEqual) and
-// activations (Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Erf,
-// Reciprocal, Gelu).
+// Min, Sum and Mean of 1 to N inputs), comparisons (Equal, Less,
+// LessOrEqual, Greater, GreaterOrEqual) and activations (Relu, Sigmoid, Tanh,
+// Exp, Log, Sqrt, Neg, Abs, Erf, Reciprocal, Gelu).
 #include "providers/cuda/common/launch.h"
 #include "providers/cuda/cuda_kernel.h"
 
