@@ -65,6 +65,23 @@ Status LaunchLayerNorm(ElemType t, int64_t rows, int64_t d, float epsilon, const
 // Mean over the middle axis of [outer, r, inner].
 Status LaunchReduceMean(ElemType t, int64_t outer, int64_t r, int64_t inner, const void* x, void* y, cudaStream_t s);
 
+
+// A reduction over any set of axes (launch_reduce.cu): the kept dimensions
+// (one output element per index, in order) and the reduced ones, each with
+// its row-major stride in the input.
+struct ReduceMap {
+  int kept_rank = 0, red_rank = 0;
+  int64_t kept_dims[kMaxRank] = {}, kept_strides[kMaxRank] = {};
+  int64_t red_dims[kMaxRank] = {}, red_strides[kMaxRank] = {};
+  int64_t n_out = 1, count = 1;  // output elements; input elements per output
+};
+// The map of an input of shape `dims` reducing the axes where `reduce` is true.
+Status MakeReduceMap(const std::vector<int64_t>& dims, const std::vector<bool>& reduce, ReduceMap* map);
+// y (map.n_out values) = mean over the reduced axes of x (float types, double).
+Status LaunchReduceMeanAxes(ElemType t, const ReduceMap& map, const void* x, void* y, cudaStream_t s);
+// y = x / divisor for n values (float types, double; computed in double).
+Status LaunchDivide(ElemType t, int64_t n, double divisor, const void* x, void* y, cudaStream_t s);
+
 }  // namespace cuda
 }  // namespace onyx
 

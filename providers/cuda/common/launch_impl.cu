@@ -119,21 +119,31 @@ __global__ void CastToHalfKernel(int64_t n, const From* x, __half* y) {
 }
 
 
+// `v` rounded to T and back when `on`. Softmax (not LogSoftmax) of 16-bit
+// types rounds x - max, each exp and the sum to T, as ONNX's op-by-op
+// semantics in T (its reference) and the CPU kernel do.
+template <typename T>
+__device__ __forceinline__ float InT(float v, bool on) {
+  return on ? static_cast<float>(Load(Store<T>(static_cast<typename Acc<T>::type>(v)))) : v;
+}
+
 // Rows of a [rows, d] softmax: one block per row.
 template <typename T>
 __global__ void SoftmaxRowsKernel(int64_t d, bool log_sm, const T* x, T* y) {
   const T* xr = x + blockIdx.x * d;
   T* yr = y + blockIdx.x * d;
+  const bool rt = !log_sm;
   float m = -INFINITY;
   for (int64_t j = threadIdx.x; j < d; j += blockDim.x) m = fmaxf(m, static_cast<float>(Load(xr[j])));
   m = BlockReduce<true>(m);
   float s = 0.f;
-  for (int64_t j = threadIdx.x; j < d; j += blockDim.x) s += __expf(static_cast<float>(Load(xr[j])) - m);
-  s = BlockReduce<false>(s);
-  const float ls = logf(s), inv = 1.f / s;
+  for (int64_t j = threadIdx.x; j < d; j += blockDim.x)
+    s += InT<T>(expf(InT<T>(static_cast<float>(Load(xr[j])) - m, rt)), rt);
+  s = InT<T>(BlockReduce<false>(s), rt);
+  const float ls = logf(s);
   for (int64_t j = threadIdx.x; j < d; j += blockDim.x) {
     float v = static_cast<float>(Load(xr[j])) - m;
-    yr[j] = Store<T>(static_cast<typename Acc<T>::type>(log_sm ? v - ls : __expf(v) * inv));
+    yr[j] = Store<T>(static_cast<typename Acc<T>::type>(log_sm ? v - ls : InT<T>(expf(InT<T>(v, rt)), rt) / s));
   }
 }
 // [outer, d, inner] with inner > 1: one thread per (outer, inner) column.
@@ -142,12 +152,16 @@ __global__ void SoftmaxColumnsKernel(int64_t outer, int64_t d, int64_t inner, bo
   for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < outer * inner;
        c += int64_t(gridDim.x) * blockDim.x) {
     const int64_t base = (c / inner) * d * inner + c % inner;
+    const bool rt = !log_sm;
     float m = -INFINITY, s = 0.f;
     for (int64_t j = 0; j < d; ++j) m = fmaxf(m, static_cast<float>(Load(x[base + j * inner])));
-    for (int64_t j = 0; j < d; ++j) s += __expf(static_cast<float>(Load(x[base + j * inner])) - m);
+    for (int64_t j = 0; j < d; ++j)
+      s += InT<T>(expf(InT<T>(static_cast<float>(Load(x[base + j * inner])) - m, rt)), rt);
+    s = InT<T>(s, rt);
     for (int64_t j = 0; j < d; ++j) {
       float v = static_cast<float>(Load(x[base + j * inner])) - m;
-      y[base + j * inner] = Store<T>(static_cast<typename Acc<T>::type>(log_sm ? v - logf(s) : __expf(v) / s));
+      y[base + j * inner] =
+          Store<T>(static_cast<typename Acc<T>::type>(log_sm ? v - logf(s) : InT<T>(expf(InT<T>(v, rt)), rt) / s));
     }
   }
 }

@@ -1,7 +1,7 @@
-// Element-wise arithmetic with broadcasting (Add, Sub, Mul, Div, Pow, Max,
-// Min), comparisons (Equal, Less, LessOrEqual, Greater, GreaterOrEqual) and
-// activations (Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Erf,
-// Reciprocal, Gelu).
+// Element-wise arithmetic with broadcasting (Add, Sub, Mul, Div, Pow; Max,
+// Min, Sum and Mean of 1 to N inputs), comparisons (Equal, Less,
+// LessOrEqual, Greater, GreaterOrEqual) and activations (Relu, Sigmoid, Tanh,
+// Exp, Log, Sqrt, Neg, Abs, Erf, Reciprocal, Gelu).
 #include "providers/cuda/common/launch.h"
 #include "providers/cuda/cuda_kernel.h"
 
@@ -49,6 +49,54 @@ class PowKernel final : public CudaKernel {
   BinaryKernel<BinaryOp::kPow> pow_{env_};
 };
 
+// Max, Min, Sum and Mean of 1 to N inputs of one type, broadcast together
+// (multidirectionally): folded pairwise into Y, in input order (Mean then
+// divides by N). One input is copied.
+template <BinaryOp kOp, bool kMean = false>
+class VariadicKernel final : public CudaKernel {
+ public:
+  using CudaKernel::CudaKernel;
+  Status Init(const KernelInfo& info) {
+    op_ = info.node().op_type;
+    return Status::OK();
+  }
+  Status Compute(KernelContext& ctx) const override {
+    const int count = ctx.InputCount();
+    ONYX_CHECK_ARG(count >= 1, op_, " needs at least one input");
+    std::vector<const Tensor*> xs(count);
+    Dims out;
+    for (int i = 0; i < count; ++i) {
+      ONYX_RETURN_IF_ERROR(ctx.RequiredInput(i, &xs[i]));
+      ONYX_CHECK_ARG(xs[i]->type() == xs[0]->type(), op_, " input ", i, " is ", ElemTypeName(xs[i]->type()),
+                     " but input 0 is ", ElemTypeName(xs[0]->type()));
+      if (i == 0) out = xs[0]->dims();
+      else ONYX_RETURN_IF_ERROR(BroadcastShape(out, xs[i]->dims(), &out));
+    }
+    const ElemType t = xs[0]->type();
+    Tensor* y = ctx.Output(0, out, t);
+    if (y->size() == 0) return Status::OK();
+    if (count == 1) {
+      ONYX_CUDA_RETURN_IF_ERROR(
+          cudaMemcpyAsync(y->raw(), xs[0]->raw(), y->bytes(), cudaMemcpyDeviceToDevice, stream()));
+      return Status::OK();
+    }
+    IndexMap map;
+    ONYX_RETURN_IF_ERROR(BroadcastMap(out, {xs[0]->dims(), xs[1]->dims()}, &map));
+    ONYX_RETURN_IF_ERROR(LaunchBinary(kOp, t, map, y->size(), xs[0]->raw(), xs[1]->raw(), y->raw(), stream()));
+    // Y has the output's shape from here on: each element reads its own
+    // value before writing it, so Y can be operand 0 in place.
+    for (int i = 2; i < count; ++i) {
+      ONYX_RETURN_IF_ERROR(BroadcastMap(out, {out, xs[i]->dims()}, &map));
+      ONYX_RETURN_IF_ERROR(LaunchBinary(kOp, t, map, y->size(), y->raw(), xs[i]->raw(), y->raw(), stream()));
+    }
+    if (kMean) return LaunchDivide(t, y->size(), static_cast<double>(count), y->raw(), y->raw(), stream());
+    return Status::OK();
+  }
+
+ private:
+  std::string op_;
+};
+
 // Comparisons: bool output, inputs of one arithmetic type, broadcasting.
 template <CompareOp kOp>
 class CompareKernel final : public CudaKernel {
@@ -89,8 +137,15 @@ using Sub = BinaryKernel<BinaryOp::kSub>;
 using Mul = BinaryKernel<BinaryOp::kMul>;
 using Div = BinaryKernel<BinaryOp::kDiv>;
 using Pow = BinaryKernel<BinaryOp::kPow>;
-using Max = BinaryKernel<BinaryOp::kMax>;
-using Min = BinaryKernel<BinaryOp::kMin>;
+// The float types and double (Sum, Mean; Max and Min before opset 12).
+std::vector<ElemType> RealTypes() {
+  return {ElemType::kFloat, ElemType::kFloat16, ElemType::kBFloat16, ElemType::kDouble};
+}
+
+using Max = VariadicKernel<BinaryOp::kMax>;
+using Min = VariadicKernel<BinaryOp::kMin>;
+using Sum = VariadicKernel<BinaryOp::kAdd>;
+using Mean = VariadicKernel<BinaryOp::kAdd, true>;
 using Equal = CompareKernel<CompareOp::kEqual>;
 using Less = CompareKernel<CompareOp::kLess>;
 using LessOrEqual = CompareKernel<CompareOp::kLessOrEqual>;
@@ -121,8 +176,12 @@ ONYX_REGISTER_CUDA_KERNEL(Less, "", "Less", 9, kMaxVersion, ArithTypes());
 ONYX_REGISTER_CUDA_KERNEL(LessOrEqual, "", "LessOrEqual", 12, kMaxVersion, ArithTypes());
 ONYX_REGISTER_CUDA_KERNEL(Greater, "", "Greater", 9, kMaxVersion, ArithTypes());
 ONYX_REGISTER_CUDA_KERNEL(GreaterOrEqual, "", "GreaterOrEqual", 12, kMaxVersion, ArithTypes());
+ONYX_REGISTER_CUDA_KERNEL(Max, "", "Max", 6, 11, RealTypes());
 ONYX_REGISTER_CUDA_KERNEL(Max, "", "Max", 12, kMaxVersion, ArithTypes());
+ONYX_REGISTER_CUDA_KERNEL(Min, "", "Min", 6, 11, RealTypes());
 ONYX_REGISTER_CUDA_KERNEL(Min, "", "Min", 12, kMaxVersion, ArithTypes());
+ONYX_REGISTER_CUDA_KERNEL(Sum, "", "Sum", 6, kMaxVersion, RealTypes());
+ONYX_REGISTER_CUDA_KERNEL(Mean, "", "Mean", 6, kMaxVersion, RealTypes());
 ONYX_REGISTER_CUDA_KERNEL(Relu, "", "Relu", 6, kMaxVersion, FloatTypes());
 ONYX_REGISTER_CUDA_KERNEL(Sigmoid, "", "Sigmoid", 6, kMaxVersion, FloatTypes());
 ONYX_REGISTER_CUDA_KERNEL(Tanh, "", "Tanh", 6, kMaxVersion, FloatTypes());

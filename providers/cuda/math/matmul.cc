@@ -87,19 +87,81 @@ class MatMul final : public CudaKernel {
     if (!a_vec) out.push_back(m);
     if (!b_vec) out.push_back(n);
     Tensor* y = ctx.Output(0, out, a->type());
-    const int64_t nb = ShapeSize(batch), na = ShapeSize(batch_a), nbb = ShapeSize(batch_b);
-    if (nbb == 1 && !ta) {
-      // One B for all: the batch folds into A's rows, one GEMM.
-      return Gemm(env_, a->type(), false, tb, m * na, n, k, alpha_, a->raw(), 0, b->raw(), 0, 0.f, y->raw(), 0, 1);
+    if (y->size() == 0) return Status::OK();
+    if (k == 0) {
+      // Empty sums: zeros (cuBLAS takes no leading dimension of 0).
+      ONYX_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(y->raw(), 0, y->bytes(), stream()));
+      return Status::OK();
     }
-    if ((na == nb || na == 1) && (nbb == nb || nbb == 1))
-      return Gemm(env_, a->type(), ta, tb, m, n, k, alpha_, a->raw(), na == 1 ? 0 : m * k, b->raw(),
-                  nbb == 1 ? 0 : k * n, 0.f, y->raw(), m * n, nb);
-    return MakeError(ErrorCode::kNotImplemented, "MatMul on CUDA broadcasts whole batches only; got A ",
-                     ShapeToString(a->dims()), " and B ", ShapeToString(b->dims()));
+    return BroadcastGemm(a->type(), ta, tb, batch, batch_a, batch_b, m, n, k, a->raw(), b->raw(), y->raw());
   }
 
  private:
+  // One batch dimension: its size and the element stride of A, B and Y
+  // along it (0 where that operand is broadcast).
+  struct BatchDim {
+    int64_t size, a, b, y;
+  };
+
+  // Y[i] = alpha op(A[i]) op(B[i]) over the broadcast batch `batch` (A's
+  // batch `ba`, B's `bb`). Dimensions that step evenly in all three merge; a
+  // trailing run where B repeats and A (not transposed) and Y are contiguous
+  // folds into A's rows; the
+  // largest remaining dimension is the strided batch of each GEMM, and the
+  // others (if any) loop here.
+  Status BroadcastGemm(ElemType t, bool ta, bool tb, const Dims& batch, const Dims& ba, const Dims& bb, int64_t m, int64_t n, int64_t k,
+                       const void* a, const void* b, void* y) const {
+    const size_t r = batch.size();
+    std::vector<BatchDim> dims;
+    int64_t sa = m * k, sb = k * n, sy = m * n;  // strides of the dimension being visited
+    std::vector<BatchDim> rev;                    // innermost first
+    for (size_t i = r; i-- > 0;) {
+      const size_t la = r - ba.size(), lb = r - bb.size();
+      const int64_t da = i < la ? 1 : ba[i - la], db = i < lb ? 1 : bb[i - lb];
+      rev.push_back({batch[i], da == 1 ? 0 : sa, db == 1 ? 0 : sb, sy});
+      sa *= da, sb *= db, sy *= batch[i];
+    }
+    for (size_t i = rev.size(); i-- > 0;) {  // outermost first
+      const BatchDim& d = rev[i];
+      if (d.size == 1) continue;
+      if (!dims.empty()) {
+        BatchDim& p = dims.back();
+        if (p.a == d.a * d.size && p.b == d.b * d.size && p.y == d.y * d.size) {
+          p = {p.size * d.size, d.a, d.b, d.y};
+          continue;
+        }
+      }
+      dims.push_back(d);
+    }
+    if (!ta && !dims.empty() && dims.back().b == 0 && dims.back().a == m * k && dims.back().y == m * n) {
+      m *= dims.back().size;
+      dims.pop_back();
+    }
+    BatchDim strided{1, 0, 0, 0};
+    if (!dims.empty()) {
+      size_t pick = 0;
+      for (size_t i = 1; i < dims.size(); ++i)
+        if (dims[i].size > dims[pick].size) pick = i;
+      strided = dims[pick];
+      dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(pick));
+    }
+    int64_t loops = 1;
+    for (const BatchDim& d : dims) loops *= d.size;
+    const size_t es = ElemSize(t);
+    for (int64_t l = 0; l < loops; ++l) {
+      int64_t rest = l, oa = 0, ob = 0, oy = 0;
+      for (size_t i = dims.size(); i-- > 0;) {
+        const int64_t j = rest % dims[i].size;
+        rest /= dims[i].size;
+        oa += j * dims[i].a, ob += j * dims[i].b, oy += j * dims[i].y;
+      }
+      ONYX_RETURN_IF_ERROR(Gemm(env_, t, ta, tb, m, n, k, alpha_, static_cast<const char*>(a) + oa * es, strided.a,
+                                static_cast<const char*>(b) + ob * es, strided.b, 0.f,
+                                static_cast<char*>(y) + oy * es, strided.y, strided.size));
+    }
+    return Status::OK();
+  }
+
   float alpha_ = 1.f;
   bool trans_a_ = false, trans_b_ = false;
 };

@@ -102,8 +102,12 @@ class ConvKernel final : public CudaKernel {
     if (b) {
       ONYX_CHECK_ARG(b->size() == m && b->type() == x->type(), "Conv bias B ", ShapeToString(b->dims()), " must have ",
                      m, " values");
+      // cudnnAddTensor wants the bias with the output's rank: [1, M, 1, ...]
+      // (TensorDesc pads a 1-D convolution's 3-D shapes to 4-D alike).
+      Dims bdims(ydims.size(), 1);
+      bdims[1] = m;
       TensorDesc bd(dnn);
-      ONYX_RETURN_IF_ERROR(bd.Set(dt, {1, m}));
+      ONYX_RETURN_IF_ERROR(bd.Set(dt, bdims));
       ONYX_RETURN_IF_ERROR(CudnnStatus(
           dnn->cudnnAddTensor(env_.cudnn, alpha, bd.get(), b->raw(), beta_one, yd.get(), y->raw()), "cudnnAddTensor"));
     }
@@ -121,7 +125,9 @@ class ConvKernel final : public CudaKernel {
   // session's cudnn_conv_algo_search), then reused.
   Status Choose(const Tensor& x, const Tensor& w, const TensorDesc& xd, const FilterDesc& wd, const ConvDesc& cd,
                 const TensorDesc& yd, Tensor* y, Choice* out) const {
+    // X's and W's shapes and the type (W may be a graph input of any shape).
     Dims key = x.dims();
+    key.insert(key.end(), w.dims().begin(), w.dims().end());
     key.push_back(static_cast<int64_t>(x.type()));
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -1,4 +1,4 @@
-// ReduceMean over one contiguous run of axes ([outer, reduced, inner]).
+// ReduceMean over any set of axes (one contiguous run: [outer, reduced, inner]).
 #include "providers/cuda/common/launch.h"
 #include "providers/cuda/cuda_kernel.h"
 
@@ -26,12 +26,15 @@ class ReduceMean final : public CudaKernel {
       ONYX_CHECK_ARG(a >= -r && a < r, "axis ", a, " is out of range for rank ", r);
       reduce[a < 0 ? a + r : a] = true;
     }
+    // One contiguous run of reduced axes is [outer, reduced, inner]: the
+    // fast kernel. Any other set goes through the strided one. (Axes of
+    // size 1 reduce nothing and do not break a run.)
     int64_t first = -1, last = -1;
+    bool contiguous = true;
     for (int64_t d = 0; d < r; ++d)
-      if (reduce[d]) {
+      if (reduce[d] && x->dims()[d] != 1) {
         if (first < 0) first = d;
-        ONYX_CHECK(last < 0 || last == d - 1, ErrorCode::kNotImplemented,
-                   "ReduceMean on CUDA reduces one contiguous run of axes; got axes ", ShapeToString(axes));
+        for (int64_t k = last + 1; first < d && k < d; ++k) contiguous = contiguous && x->dims()[k] == 1;
         last = d;
       }
     Dims out;
@@ -45,6 +48,11 @@ class ReduceMean final : public CudaKernel {
       else if (keepdims_) out.push_back(1);
     }
     Tensor* y = ctx.Output(0, out, x->type());
+    if (!contiguous) {
+      ReduceMap map;
+      ONYX_RETURN_IF_ERROR(MakeReduceMap(x->dims(), reduce, &map));
+      return LaunchReduceMeanAxes(x->type(), map, x->raw(), y->raw(), stream());
+    }
     return LaunchReduceMean(x->type(), outer, red, inner, x->raw(), y->raw(), stream());
   }
 
