@@ -1,7 +1,9 @@
 """The eager ONNX-graph interpreter behind the CUDA benchmark's "torch-eager"
 baseline (tests/cuda/torch_eager.py), checked with its numpy backend (no torch
-needed): the generated benchmark models against onnxruntime and onyxruntime
-CPU, single ops' attribute semantics against onnx.reference, and refusals."""
+needed) and, where torch with CUDA is installed (the GPU machine), its torch
+backend on the GPU with TF32 off: the generated benchmark models against
+onnxruntime and onyxruntime CPU, single ops' attribute semantics against
+onnx.reference, and refusals."""
 
 import importlib.util
 import os
@@ -30,6 +32,27 @@ gen = _load("onyx_eager_test_generator", "tests/models/generate.py")
 CASES = [("resnet50", False, 1, 0, 0), ("bert", True, 2, 16, 0), ("gpt2", True, 2, 8, 0),
          ("gpt2", True, 2, 8, 5), ("mobilenetv2", False, 2, 0, 0)]
 _models = {}
+
+
+def _torch_backend():
+    try:
+        import torch
+    except ImportError:
+        pytest.skip("torch is not installed")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA device")
+    try:
+        torch.backends.cuda.matmul.fp32_precision = "ieee"
+        torch.backends.cudnn.conv.fp32_precision = "ieee"
+    except (AttributeError, RuntimeError):
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    return te.TorchBackend("cuda")
+
+
+@pytest.fixture(params=["numpy", "torch"])
+def backend(request):
+    return te.NumpyBackend() if request.param == "numpy" else _torch_backend()
 
 
 def _model(name, small):
@@ -63,12 +86,12 @@ def _rel(got, want):
 
 
 @pytest.mark.parametrize("case", CASES, ids=["%s-b%d-s%d-p%d" % (c[0], c[2], c[3], c[4]) for c in CASES])
-def test_generated_models_match_runtime_cpu(case, rt):
+def test_generated_models_match_runtime_cpu(case, rt, backend):
     name, small, batch, seq, past = case
     model = _model(name, small)
     feeds = _feeds(model, batch, seq, past)
     want = rt.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
-    got = te.OnnxEagerInterpreter(model, te.NumpyBackend()).run(feeds)
+    got = te.OnnxEagerInterpreter(model, backend).run(feeds)
     assert len(got) == len(want)
     for g, w, o in zip(got, want, model.graph.output):
         assert g.shape == w.shape and g.dtype == w.dtype, o.name
@@ -86,6 +109,16 @@ def _single(op, inputs, attrs=None, inits=(), n_out=1, opset=18):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
 
 
+_BACKEND = [te.NumpyBackend()]  # the single-op tests' backend (set by their fixture)
+
+
+@pytest.fixture(autouse=False)
+def single_backend(backend):
+    _BACKEND[0] = backend
+    yield backend
+    _BACKEND[0] = te.NumpyBackend()
+
+
 def _check_single(op, inputs, attrs=None, inits=(), n_out=1, opset=18, oracle="reference"):
     model = _single(op, inputs, attrs, inits, n_out, opset)
     feeds = {k: v for k, v in inputs.items() if k not in inits}
@@ -95,7 +128,7 @@ def _check_single(op, inputs, attrs=None, inits=(), n_out=1, opset=18, oracle="r
         import onnxruntime
         want = onnxruntime.InferenceSession(model.SerializeToString(),
                                             providers=["CPUExecutionProvider"]).run(None, feeds)
-    got = te.OnnxEagerInterpreter(model, te.NumpyBackend()).run(feeds)
+    got = te.OnnxEagerInterpreter(model, _BACKEND[0]).run(feeds)
     for g, w in zip(got, want):
         w = np.asarray(w)
         assert g.shape == w.shape, (op, attrs, g.shape, w.shape)
@@ -115,13 +148,13 @@ I64 = lambda *v: np.array(v, np.int64)  # noqa: E731
     (dict(auto_pad="SAME_LOWER", strides=[2, 3]), (3, 4, 2, 2)),
     (dict(auto_pad="VALID"), (5, 4, 1, 1)),
 ])
-def test_conv_attributes(attrs, w_shape):
+def test_conv_attributes(attrs, w_shape, single_backend):
     w = rng.standard_normal(w_shape).astype(np.float32)
     b = rng.standard_normal(w_shape[0]).astype(np.float32)
     _check_single("Conv", {"x": X4, "w": w, "b": b}, attrs, inits=("w", "b"))
 
 
-def test_conv1d_without_bias():
+def test_conv1d_without_bias(single_backend):
     _check_single("Conv", {"x": X4[:, :, 0], "w": rng.standard_normal((3, 4, 3)).astype(np.float32)},
                   dict(pads=[1, 2]), inits=("w",))
 
@@ -135,11 +168,11 @@ def test_conv1d_without_bias():
     ("AveragePool", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=0)),
     ("GlobalAveragePool", {}),
 ])
-def test_pooling_attributes(op, attrs):
+def test_pooling_attributes(op, attrs, single_backend):
     _check_single(op, {"x": X4}, attrs, opset=17)
 
 
-def test_shape_ops():
+def test_shape_ops(single_backend):
     x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
     _check_single("Reshape", {"x": x, "s": I64(0, -1, 5)}, inits=("s",))
     _check_single("Slice", {"x": x, "st": I64(-1, 1), "en": I64(-100, 1000), "ax": I64(-1, 1),
@@ -165,7 +198,7 @@ def test_shape_ops():
                   dict(value=numpy_helper.from_array(np.array([2.5], np.float32))), inits=("s",))
 
 
-def test_math_ops():
+def test_math_ops(single_backend):
     a = rng.standard_normal((3, 4)).astype(np.float32)
     b = rng.standard_normal((4,)).astype(np.float32)
     _check_single("Gemm", {"a": a, "b": rng.standard_normal((5, 4)).astype(np.float32),
