@@ -1,13 +1,20 @@
 """GPU latency of onyxruntime's CUDA provider against onnxruntime's CUDA
-provider (when onnxruntime-gpu is installed) and torch eager (when torch is),
-on a transformer MLP block and the generated benchmark models (ResNet-50,
-BERT-base seq 128, GPT-2-style prefill of 128 tokens) at batch 1 and 32.
+provider (when onnxruntime-gpu is installed) and PyTorch eager (when torch with
+CUDA is), on a transformer MLP block and the generated benchmark models
+(ResNet-50, BERT-base seq 128, GPT-2-style prefill of 128 tokens) at batch 1
+and 32.
+
+"torch-eager" runs the same ONNX graph, unoptimized, node by node with torch
+ops on the GPU (tests/cuda/torch_eager.py: what an nn.Module's forward written
+op by op does: F.conv2d, F.layer_norm, torch.matmul, torch.softmax, ...), under
+torch.inference_mode() with TF32 off, with sess.run's I/O contract: numpy
+inputs copied to the GPU, outputs copied back to numpy (which synchronizes).
 
 A benchmark, not a test: before timing, the CUDA outputs are compared with the
-CPU provider's (1e-3 relative to each output's scale, fp32; TF32 stays off),
-and a mismatch is printed as such. Prints one line per model, batch and
-runtime: median ms over the timed runs (inputs fed from the host, outputs
-returned to the host, as sess.run does). Exits 2 when CUDA is not available.
+CPU provider's at batch 1 (1e-3 relative to each output's scale, fp32; TF32
+stays off), and a mismatch is printed as such. Prints one line per model and
+batch: median ms over the timed runs of each runtime, and onyx/torch (below 1:
+onyx is faster). Exits 2 when CUDA is not available.
 
     python tests/cuda/bench_cuda.py [--models mlp,resnet50,bert,gpt2] [--batches 1,32] [--repeat 30]
 """
@@ -21,6 +28,7 @@ import tempfile
 import time
 
 import numpy as np
+import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import onyxruntime as rt
@@ -94,6 +102,39 @@ def compare(got, want):
     return worst
 
 
+def load_torch_eager():
+    """(torch, tests/cuda/torch_eager.py module) with TF32 off, or (None, why)."""
+    try:
+        import torch
+    except ImportError:
+        return None, "torch is not installed"
+    if not torch.cuda.is_available():
+        return None, "torch %s has no CUDA device" % torch.__version__
+    # TF32 off for matmuls and convolutions (cuDNN allows it by default): the new
+    # fp32_precision settings where torch has them (2.9+; mixing them with the
+    # legacy allow_tf32 flags is refused), else the legacy flags.
+    try:
+        torch.backends.cuda.matmul.fp32_precision = "ieee"
+        torch.backends.cudnn.conv.fp32_precision = "ieee"
+    except (AttributeError, RuntimeError):
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    spec = importlib.util.spec_from_file_location("torch_eager", os.path.join(os.path.dirname(__file__),
+                                                                             "torch_eager.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return torch, mod
+
+
+def torch_runner(torch, te, model_bytes):
+    interp = te.OnnxEagerInterpreter(onnx.load_from_string(model_bytes), te.TorchBackend("cuda"))
+
+    def run(feeds):
+        with torch.inference_mode():
+            return interp.run(feeds)  # outputs come back with .cpu(): synchronized
+    return interp, run
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", default="mlp,resnet50,bert,gpt2")
@@ -109,41 +150,48 @@ def main():
         ort_cuda = "CUDAExecutionProvider" in ort.get_available_providers()
     except ImportError:
         ort, ort_cuda = None, False
-    print("peers: onnxruntime-cuda %s" % ("yes" if ort_cuda else "no"))
+    torch, te = load_torch_eager()
+    print("peers: onnxruntime-cuda %s, torch-eager %s" % (
+        "yes" if ort_cuda else "no",
+        "torch %s (TF32 off)" % torch.__version__ if torch is not None else "no: %s" % te), flush=True)
+    if torch is None:
+        te = None
+
+    def diff(err):
+        return " (max rel diff vs CPU %.1e%s)" % (err, "" if err < 1e-3 else " MISMATCH") if err is not None else ""
+
     out_dir = os.environ.get("ONYX_MODEL_DIR", os.path.join(tempfile.gettempdir(), "onyx_bench_models"))
     for name in args.models.split(","):
         model = mlp_model() if name == "mlp" else generated_model(name, out_dir)
         onyx = rt.InferenceSession(model, providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
         cpu = rt.InferenceSession(model, providers=["CPUExecutionProvider"])
         ort_sess = ort.InferenceSession(model, providers=["CUDAExecutionProvider"]) if ort_cuda else None
+        interp, run_torch = None, None
+        if te is not None:
+            try:
+                interp, run_torch = torch_runner(torch, te, model)
+            except Exception as e:  # an op the interpreter lacks: no torch column for this model
+                print("%s torch-eager unavailable: %s" % (name, e), flush=True)
         for batch in (int(b) for b in args.batches.split(",")):
             feeds = feeds_for(onyx, batch)
-            err = compare(onyx.run(None, feeds), cpu.run(None, feeds)) if batch == 1 or name == "mlp" else None
-            line = "%s b%d onyx-cuda %.3f ms" % (name, batch, timed(lambda: onyx.run(None, feeds), args.repeat))
-            if err is not None:
-                line += " (max rel diff vs CPU %.1e%s)" % (err, "" if err < 1e-3 else " MISMATCH")
+            want = cpu.run(None, feeds) if batch == 1 or name == "mlp" else None
+            err = compare(onyx.run(None, feeds), want) if want is not None else None
+            onyx_ms = timed(lambda: onyx.run(None, feeds), args.repeat)
+            line = "%s b%d onyx-cuda %.3f ms%s" % (name, batch, onyx_ms, diff(err))
             if ort_sess is not None:
                 ms = timed(lambda: ort_sess.run(None, feeds), args.repeat)
-                line += ", onnxruntime-cuda %.3f ms" % ms
+                line += ", onnxruntime-cuda %.3f ms (onyx/ort %.2f)" % (ms, onyx_ms / ms)
+            if run_torch is not None:
+                try:
+                    terr = compare(run_torch(feeds), want) if want is not None else None
+                    ms = timed(lambda: run_torch(feeds), args.repeat)
+                    line += ", torch-eager %.3f ms%s (onyx/torch %.2f)" % (ms, diff(terr), onyx_ms / ms)
+                except Exception as e:  # e.g. out of memory: report it, keep the other columns
+                    line += ", torch-eager failed: %s" % str(e).splitlines()[0][:200]
             print(line, flush=True)
-        try:
-            import torch
-            if name == "mlp" and torch.cuda.is_available():
-                torch.backends.cuda.matmul.allow_tf32 = False
-                rng = np.random.default_rng(0)
-                w1 = torch.tensor((rng.standard_normal((768, 3072)) * 0.02).astype(np.float32)).cuda()
-                w2 = torch.tensor((rng.standard_normal((3072, 768)) * 0.02).astype(np.float32)).cuda()
-                for batch in (int(b) for b in args.batches.split(",")):
-                    x = feeds_for(onyx, batch)["x"]
-
-                    def run_torch():
-                        t = torch.from_numpy(x).cuda()
-                        y = torch.relu(torch.nn.functional.layer_norm(t, (768,)) @ w1) @ w2 + t
-                        return torch.softmax(y, -1).cpu().numpy()
-
-                    print("mlp b%d torch-eager %.3f ms" % (batch, timed(run_torch, args.repeat)), flush=True)
-        except ImportError:
-            pass
+        del onyx, cpu, ort_sess, interp, run_torch
+        if torch is not None:
+            torch.cuda.empty_cache()
     return 0
 
 
