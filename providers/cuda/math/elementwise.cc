@@ -69,8 +69,13 @@ class VariadicKernel final : public CudaKernel {
       ONYX_RETURN_IF_ERROR(ctx.RequiredInput(i, &xs[i]));
       ONYX_CHECK_ARG(xs[i]->type() == xs[0]->type(), op_, " input ", i, " is ", ElemTypeName(xs[i]->type()),
                      " but input 0 is ", ElemTypeName(xs[0]->type()));
-      if (i == 0) out = xs[0]->dims();
-      else ONYX_RETURN_IF_ERROR(BroadcastShape(out, xs[i]->dims(), &out));
+      if (i == 0) {
+        out = xs[0]->dims();
+      } else {
+        Dims joined;  // (BroadcastShape fills its output first: not `out` itself)
+        ONYX_RETURN_IF_ERROR(BroadcastShape(out, xs[i]->dims(), &joined));
+        out = std::move(joined);
+      }
     }
     const ElemType t = xs[0]->type();
     Tensor* y = ctx.Output(0, out, t);

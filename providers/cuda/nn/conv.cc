@@ -13,8 +13,20 @@ namespace onyx {
 namespace cuda {
 namespace {
 
-// Largest workspace an algorithm may use (and the search may try).
-constexpr size_t kMaxWorkspace = size_t{256} << 20;
+// Largest workspace an algorithm may use (and the search may try): a
+// quarter of the device memory free when the shape is first searched,
+// between 256 MiB and 2 GiB. At batch 32 the fast 3x3 algorithms (Winograd,
+// FFT tiling) need more than 256 MiB for ResNet-50's early layers.
+size_t WorkspaceLimit() {
+  constexpr size_t kFloor = size_t{256} << 20, kCeiling = size_t{2} << 30;
+  size_t free_bytes = 0, total = 0;
+  if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
+    cudaGetLastError();  // clear it: the search below reports its own errors
+    return kFloor;
+  }
+  const size_t quarter = free_bytes / 4;
+  return quarter < kFloor ? kFloor : quarter > kCeiling ? kCeiling : quarter;
+}
 
 class ConvKernel final : public CudaKernel {
  public:
@@ -139,17 +151,18 @@ class ConvKernel final : public CudaKernel {
     }
     const Cudnn* dnn = env_.dnn;
     Choice c;
+    const size_t limit = WorkspaceLimit();
     if (env_.conv_algo_search == 0) {
-      std::shared_ptr<Tensor> ws = std::make_shared<Tensor>(ElemType::kUint8, Dims{int64_t(kMaxWorkspace)}, env_.alloc);
+      std::shared_ptr<Tensor> ws = std::make_shared<Tensor>(ElemType::kUint8, Dims{int64_t(limit)}, env_.alloc);
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
       int found = 0;
       ONYX_RETURN_IF_ERROR(CudnnStatus(
           dnn->cudnnFindConvolutionForwardAlgorithmEx(env_.cudnn, xd.get(), x.raw(), wd.get(), w.raw(), cd.get(),
                                                       yd.get(), y->raw(), CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
-                                                      perf, ws->raw(), kMaxWorkspace),
+                                                      perf, ws->raw(), limit),
           "cudnnFindConvolutionForwardAlgorithmEx"));
       for (int i = 0; i < found; ++i)
-        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxWorkspace) {
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= limit) {
           c.algo = perf[i].algo;
           break;
         }
@@ -161,7 +174,7 @@ class ConvKernel final : public CudaKernel {
                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
           "cudnnGetConvolutionForwardAlgorithm_v7"));
       for (int i = 0; i < found; ++i)
-        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxWorkspace) {
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= limit) {
           c.algo = perf[i].algo;
           break;
         }
