@@ -287,7 +287,10 @@ class TorchBackend:
         return isinstance(x, self.torch.Tensor)
 
     def from_numpy(self, a):
-        return self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device, non_blocking=False)
+        a = np.asarray(a)  # (np.ascontiguousarray would make a 0-d array 1-d)
+        if not (a.flags.c_contiguous and a.flags.writeable):  # torch warns on read-only arrays
+            a = np.array(a, order="C")
+        return self.torch.from_numpy(a).to(self.device)
 
     def to_numpy(self, x):
         return x.cpu().numpy() if isinstance(x, self.torch.Tensor) else np.asarray(x)
@@ -534,7 +537,11 @@ def _concat(B, n, *xs):
 
 
 def _gather(B, n, x, idx):
-    axis = _axis(n.attrs.get("axis", 0), len(B.shape(x)))
+    s = B.shape(x)
+    axis = _axis(n.attrs.get("axis", 0), len(s))
+    if len(B.shape(idx)) == 0:  # a scalar index drops the axis
+        y = x[(slice(None),) * axis + (B.reshape(idx, (1,)),)]
+        return B.reshape(y, s[:axis] + s[axis + 1:])
     # advanced indexing wraps negative indices in numpy and torch alike
     return x[(slice(None),) * axis + (idx,)]
 
