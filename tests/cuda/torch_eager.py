@@ -73,9 +73,6 @@ class NumpyBackend:
 
     name = "numpy"
 
-    def is_device(self, x):
-        return isinstance(x, np.ndarray)
-
     def from_numpy(self, a):
         return np.asarray(a)
 
@@ -282,9 +279,6 @@ class TorchBackend:
                                           np.float16: "float16", np.int64: "int64", np.int32: "int32",
                                           np.int16: "int16", np.int8: "int8", np.uint8: "uint8",
                                           np.bool_: "bool"}[v]) for k, v in NP_DTYPES.items()}
-
-    def is_device(self, x):
-        return isinstance(x, self.torch.Tensor)
 
     def from_numpy(self, a):
         a = np.asarray(a)  # (np.ascontiguousarray would make a 0-d array 1-d)
@@ -705,9 +699,8 @@ def _global_avg_pool(B, n, x):
 
 
 def _clip(B, n, x, lo=None, hi=None):
-    if n.opset < 11:
+    if n.opset < 11:  # min/max were attributes
         lo, hi = n.attrs.get("min"), n.attrs.get("max")
-        return B.clip(x, lo, hi)
     return B.clip(x, lo, hi)
 
 
