@@ -73,9 +73,6 @@ class NumpyBackend:
 
     name = "numpy"
 
-    def is_device(self, x):
-        return isinstance(x, np.ndarray)
-
     def from_numpy(self, a):
         return np.asarray(a)
 
@@ -283,11 +280,11 @@ class TorchBackend:
                                           np.int16: "int16", np.int8: "int8", np.uint8: "uint8",
                                           np.bool_: "bool"}[v]) for k, v in NP_DTYPES.items()}
 
-    def is_device(self, x):
-        return isinstance(x, self.torch.Tensor)
-
     def from_numpy(self, a):
-        return self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device, non_blocking=False)
+        a = np.asarray(a)  # (np.ascontiguousarray would make a 0-d array 1-d)
+        if not (a.flags.c_contiguous and a.flags.writeable):  # torch warns on read-only arrays
+            a = np.array(a, order="C")
+        return self.torch.from_numpy(a).to(self.device)
 
     def to_numpy(self, x):
         return x.cpu().numpy() if isinstance(x, self.torch.Tensor) else np.asarray(x)
@@ -534,7 +531,11 @@ def _concat(B, n, *xs):
 
 
 def _gather(B, n, x, idx):
-    axis = _axis(n.attrs.get("axis", 0), len(B.shape(x)))
+    s = B.shape(x)
+    axis = _axis(n.attrs.get("axis", 0), len(s))
+    if len(B.shape(idx)) == 0:  # a scalar index drops the axis
+        y = x[(slice(None),) * axis + (B.reshape(idx, (1,)),)]
+        return B.reshape(y, s[:axis] + s[axis + 1:])
     # advanced indexing wraps negative indices in numpy and torch alike
     return x[(slice(None),) * axis + (idx,)]
 
@@ -698,9 +699,8 @@ def _global_avg_pool(B, n, x):
 
 
 def _clip(B, n, x, lo=None, hi=None):
-    if n.opset < 11:
+    if n.opset < 11:  # min/max were attributes
         lo, hi = n.attrs.get("min"), n.attrs.get("max")
-        return B.clip(x, lo, hi)
     return B.clip(x, lo, hi)
 
 
