@@ -11,7 +11,10 @@
 # registry, so carry the wheel (it bundles those, and the CUDA provider
 # library), built on the build machine with:
 #   ONYX_BUILD_DIR=$PWD/build ONYX_WHEEL_NO_BUILD=1 .venv/bin/python -m pip wheel --no-deps -w build/dist .
-# then run(carry=["build/dist"], command="bash tests/cuda/device_check.sh").
+# and cffi for the device's Python 3.12 (it has none) into .whl/:
+#   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#     --platform manylinux2014_x86_64 -d .whl cffi==2.1.1 pycparser
+# then run(carry=["build/dist", ".whl"], command="bash tests/cuda/device_check.sh").
 # The wheel is installed (--no-deps) into a temporary folder used as
 # ONYX_PYTHONPATH; without build/dist, build/python is used as it is. The
 # device's Python (ONYX_DEVICE_PYTHON, default python3) needs numpy, cffi,
@@ -27,9 +30,14 @@ PY="${ONYX_DEVICE_PYTHON:-$(command -v python3)}"
 LOGS="${OUT:-/tmp}/cuda_device_check"
 mkdir -p "$LOGS"
 WHEEL="$(ls "$ROOT"/build/dist/onyxruntime-*.whl 2>/dev/null | head -1)"
+# The device's Python has no cffi: carry its wheels in .whl/ (cp312; see the
+# README's "CUDA execution provider") and they are installed beside ours.
+EXTRA_WHEELS="$(ls "$ROOT"/.whl/*.whl 2>/dev/null)"
 if [ -z "${ONYX_PYTHONPATH:-}" ] && [ -n "$WHEEL" ]; then
   SITE="$(mktemp -d)/site"
-  "$PY" -m pip install -q --no-deps --no-index --target "$SITE" "$WHEEL" || { echo "cannot install $WHEEL"; exit 1; }
+  # shellcheck disable=SC2086
+  "$PY" -m pip install -q --no-deps --no-index --target "$SITE" "$WHEEL" $EXTRA_WHEELS \
+    || { echo "cannot install $WHEEL $EXTRA_WHEELS"; exit 1; }
   export ONYX_PYTHONPATH="$SITE"
 fi
 export ONYX_PYTHONPATH="${ONYX_PYTHONPATH:-$ROOT/build/python}"
