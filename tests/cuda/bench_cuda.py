@@ -16,7 +16,11 @@ stays off), and a mismatch is printed as such. Prints one line per model and
 batch: median ms over the timed runs of each runtime, and onyx/torch (below 1:
 onyx is faster). Exits 2 when CUDA is not available.
 
-    python tests/cuda/bench_cuda.py [--models mlp,resnet50,bert,gpt2] [--batches 1,32] [--repeat 30]
+    python tests/cuda/bench_cuda.py [--models mlp,resnet50,bert,gpt2] [--batches 1,32] [--repeat 30] [--fp16]
+
+--fp16 runs float16 versions of the models (tests/cuda/fp16_model.py) in
+every runtime, fed float16 inputs, and checks the outputs against the float32
+CPU ones to 1e-2 of their scale.
 """
 
 import argparse
@@ -98,7 +102,7 @@ def compare(got, want):
     worst = 0.0
     for g, w in zip(got, want):
         scale = max(1.0, float(np.max(np.abs(w)))) if w.size else 1.0
-        worst = max(worst, float(np.max(np.abs(g - w))) / scale if w.size else 0.0)
+        worst = max(worst, float(np.max(np.abs(g.astype(np.float32) - w))) / scale if w.size else 0.0)
     return worst
 
 
@@ -140,7 +144,9 @@ def main():
     ap.add_argument("--models", default="mlp,resnet50,bert,gpt2")
     ap.add_argument("--batches", default="1,32")
     ap.add_argument("--repeat", type=int, default=30)
+    ap.add_argument("--fp16", action="store_true", help="float16 versions of the models")
     args = ap.parse_args()
+    tol = 1e-2 if args.fp16 else 1e-3
     if "CUDAExecutionProvider" not in rt.get_available_providers():
         from onyxruntime.capi import _providers
         print("CUDA is not available: %s" % _providers.unavailable_reason("CUDAExecutionProvider"))
@@ -158,13 +164,18 @@ def main():
         te = None
 
     def diff(err):
-        return " (max rel diff vs CPU %.1e%s)" % (err, "" if err < 1e-3 else " MISMATCH") if err is not None else ""
+        return " (max rel diff vs CPU %.1e%s)" % (err, "" if err < tol else " MISMATCH") if err is not None else ""
 
     out_dir = os.environ.get("ONYX_MODEL_DIR", os.path.join(tempfile.gettempdir(), "onyx_bench_models"))
     for name in args.models.split(","):
-        model = mlp_model() if name == "mlp" else generated_model(name, out_dir)
+        model32 = mlp_model() if name == "mlp" else generated_model(name, out_dir)
+        model = model32
+        if args.fp16:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            from fp16_model import to_float16
+            model = to_float16(onnx.load_from_string(model32)).SerializeToString()
         onyx = rt.InferenceSession(model, providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
-        cpu = rt.InferenceSession(model, providers=["CPUExecutionProvider"])
+        cpu = rt.InferenceSession(model32, providers=["CPUExecutionProvider"])
         ort_sess = ort.InferenceSession(model, providers=["CUDAExecutionProvider"]) if ort_cuda else None
         interp, run_torch = None, None
         if te is not None:
@@ -173,11 +184,12 @@ def main():
             except Exception as e:  # an op the interpreter lacks: no torch column for this model
                 print("%s torch-eager unavailable: %s" % (name, e), flush=True)
         for batch in (int(b) for b in args.batches.split(",")):
-            feeds = feeds_for(onyx, batch)
-            want = cpu.run(None, feeds) if batch == 1 or name == "mlp" else None
+            feeds32 = feeds_for(cpu, batch)
+            feeds = {k: v.astype(np.float16) if args.fp16 and v.dtype == np.float32 else v for k, v in feeds32.items()}
+            want = cpu.run(None, feeds32) if batch == 1 or name == "mlp" else None
             err = compare(onyx.run(None, feeds), want) if want is not None else None
             onyx_ms = timed(lambda: onyx.run(None, feeds), args.repeat)
-            line = "%s b%d onyx-cuda %.3f ms%s" % (name, batch, onyx_ms, diff(err))
+            line = "%s%s b%d onyx-cuda %.3f ms%s" % (name, "-fp16" if args.fp16 else "", batch, onyx_ms, diff(err))
             if ort_sess is not None:
                 ms = timed(lambda: ort_sess.run(None, feeds), args.repeat)
                 line += ", onnxruntime-cuda %.3f ms (onyx/ort %.2f)" % (ms, onyx_ms / ms)

@@ -2,7 +2,8 @@
 # One call on a GPU machine (the device machine): checks the CUDA provider
 # and prints a small benchmark against onnxruntime-gpu / torch where present.
 #
-#   bash tests/cuda/device_check.sh [tests] [conformance] [bench]   # default: all three
+#   bash tests/cuda/device_check.sh [tests] [conformance] [bench] [bench16]   # default: the first three
+#   (tests includes tests/cuda/iobinding_profile.py; bench16: the float16 models)
 #
 # Each phase has its own time limit (tests 150 s, conformance 200 s, bench
 # 240 s) so one call fits the device machine's 10 minutes per command.
@@ -69,6 +70,10 @@ if [[ " $PHASES " == *" tests "* ]]; then
   timeout 150 "$PY" -m pytest "$ROOT/tests/python/test_cuda_provider.py" -q -p no:cacheprovider -rs 2>&1 \
     | tee "$LOGS/pytest.txt" | tail -30
   [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+  echo "== IOBinding with device inputs and outputs: host copies in a CUDA profile"
+  PYTHONPATH="$ONYX_PYTHONPATH" timeout 60 "$PY" "$ROOT/tests/cuda/iobinding_profile.py" 2>&1 | grep -v Warning \
+    | tee "$LOGS/iobinding_profile.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
 fi
 if [[ " $PHASES " == *" conformance "* ]]; then
   echo "== ONNX backend suite on CUDA (ONYX_CONFORMANCE_DEVICE=CUDA; CPU's expected failures)"
@@ -79,5 +84,10 @@ fi
 if [[ " $PHASES " == *" bench "* ]]; then
   echo "== benchmark (onyx CUDA vs onnxruntime CUDA vs torch)"
   PYTHONPATH="$ONYX_PYTHONPATH" timeout 240 "$PY" "$ROOT/tests/cuda/bench_cuda.py" 2>&1 | tee "$LOGS/bench.txt" || rc=1
+fi
+if [[ " $PHASES " == *" bench16 "* ]]; then
+  echo "== benchmark, float16 models"
+  PYTHONPATH="$ONYX_PYTHONPATH" timeout 240 "$PY" "$ROOT/tests/cuda/bench_cuda.py" --fp16 2>&1 \
+    | tee "$LOGS/bench16.txt" || rc=1
 fi
 exit $rc
