@@ -392,24 +392,39 @@ template <typename F, typename I>
 struct QuantBody {
   static constexpr int W = sizeof(F) / sizeof(float);
 
-  // min, max, and a value that is NaN once some x is inf or NaN.
+  // min, max, and a value that is NaN once some x is inf or NaN. Four
+  // accumulators of each, not one chain of dependent min/max/add steps
+  // (DynamicQuantizeLinear on BERT's [128, 3072], 1 thread: ~46 -> ~42 us).
+  static constexpr int kAcc = 4;
   static inline __attribute__((always_inline)) void Range(const float* x, int64_t n, float* lo, float* hi,
                                                          float* bad) {
-    F vlo = F{} + 0.f, vhi = vlo, vbad = vlo;
+    F vlo[kAcc], vhi[kAcc], vbad[kAcc];
+    for (int a = 0; a < kAcc; ++a) vlo[a] = vhi[a] = vbad[a] = F{} + 0.f;
     int64_t i = 0;
+    for (; i + kAcc * W <= n; i += kAcc * W) {
+#pragma GCC unroll 4
+      for (int a = 0; a < kAcc; ++a) {
+        F v;
+        std::memcpy(&v, x + i + a * W, sizeof(v));
+        vlo[a] = v < vlo[a] ? v : vlo[a];
+        vhi[a] = v > vhi[a] ? v : vhi[a];
+        vbad[a] += v - v;
+      }
+    }
     for (; i + W <= n; i += W) {
       F v;
       std::memcpy(&v, x + i, sizeof(v));
-      vlo = v < vlo ? v : vlo;
-      vhi = v > vhi ? v : vhi;
-      vbad += v - v;
+      vlo[0] = v < vlo[0] ? v : vlo[0];
+      vhi[0] = v > vhi[0] ? v : vhi[0];
+      vbad[0] += v - v;
     }
     float l = 0.f, h = 0.f, b = 0.f;
-    for (int k = 0; k < W; ++k) {
-      l = vlo[k] < l ? vlo[k] : l;
-      h = vhi[k] > h ? vhi[k] : h;
-      b += vbad[k];
-    }
+    for (int a = 0; a < kAcc; ++a)
+      for (int k = 0; k < W; ++k) {
+        l = vlo[a][k] < l ? vlo[a][k] : l;
+        h = vhi[a][k] > h ? vhi[a][k] : h;
+        b += vbad[a][k];
+      }
     for (; i < n; ++i) {
       l = x[i] < l ? x[i] : l;
       h = x[i] > h ? x[i] : h;
