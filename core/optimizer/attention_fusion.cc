@@ -15,9 +15,16 @@
 // becomes Attention(X, [Wq|Wk|Wv], [bq|bk|bv], Cast(mask, int32)) with
 // num_heads N, scale 1/c (c), mask_filter_value m. (A K transposed in two
 // steps, [0, 2, 1, 3] then [0, 1, 3, 2], is merged by transpose_optimizer first.)
+// Where the three projections are something else (quantize_dynamic's
+// MatMulIntegerToFloat after matmul_integer_to_float_fusion, or weights that
+// are not constant), the part after them becomes
+// MultiHeadAttention(Q, K, V, , Cast(mask, int32)) of the projected values
+// Q, K, V (each float [B, S, D] of the same symbolic shape), the same
+// arithmetic per head: the transposed copies of Q, K, V, the scores of all
+// heads and the transposed context are never written.
 //
 // Only float, X 3-D with a known hidden size D = N*H, constant 2-D [D, D]
-// weights and [D] biases, every Reshape provably splitting or merging the
+// weights and [D] biases (for Attention), every Reshape provably splitting or merging the
 // last axis alone (SymbolicShapes), every value inside the pattern read by it
 // alone and not a graph output; the mask an integer or bool [B, keys] tensor
 // turned into the additive mask exactly that way (so its values mean keep
@@ -45,10 +52,13 @@ bool HasPerm(const Node& t, std::initializer_list<int64_t> perm) {
   return a != nullptr && a->ints == std::vector<int64_t>(perm);
 }
 
-// One projection: Transpose(Reshape(Add(MatMul(X, W), b))) ending in `value`.
+// One projection: Transpose(Reshape(in)) ending in `value`, where `in` is
+// Add(MatMul(X, W), b) (then x, weight and bias are set) or anything else
+// (a projection the fused node leaves outside, e.g. MatMulIntegerToFloat).
 struct Projection {
-  std::vector<int> nodes;
-  std::string x, weight, bias, heads;  // heads: the Reshape's output
+  std::vector<int> nodes;   // the Transpose and Reshape
+  std::vector<int> linear;  // the Add and MatMul, when matched
+  std::string in, x, weight, bias, heads;  // heads: the Reshape's output
 };
 
 bool MatchProjection(const Graph& graph, const GraphIndex& idx, const std::string& value,
@@ -57,20 +67,22 @@ bool MatchProjection(const Graph& graph, const GraphIndex& idx, const std::strin
   if (t < 0 || !HasPerm(graph.nodes[t], perm)) return false;
   const int r = Sole(graph, idx, graph.nodes[t].inputs[0], "Reshape");
   if (r < 0) return false;
-  const int add = Sole(graph, idx, graph.nodes[r].inputs[0], "Add");
-  if (add < 0) return false;
+  p->nodes = {t, r};
+  p->in = graph.nodes[r].inputs[0];
+  p->heads = graph.nodes[r].outputs[0];
+  const int add = Sole(graph, idx, p->in, "Add");
+  if (add < 0) return true;
   for (int k = 0; k < 2; ++k) {
     const std::string& lin = graph.nodes[add].inputs[k];
     const int mm = Sole(graph, idx, lin, "MatMul");
     if (mm < 0 || graph.nodes[add].inputs[1 - k] == lin) continue;
-    p->nodes = {t, r, add, mm};
+    p->linear = {add, mm};
     p->x = graph.nodes[mm].inputs[0];
     p->weight = graph.nodes[mm].inputs[1];
     p->bias = graph.nodes[add].inputs[1 - k];
-    p->heads = graph.nodes[r].outputs[0];
     return true;
   }
-  return false;
+  return true;
 }
 
 // The additive mask (1 - Cast(Unsqueeze(mask, [1, 2]))) * m: sets the raw
@@ -213,27 +225,41 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
       !MatchProjection(graph, idx, graph.nodes[qk].inputs[1], {0, 2, 3, 1}, &k) ||
       !MatchProjection(graph, idx, graph.nodes[ctx_mm].inputs[1], {0, 2, 1, 3}, &v))
     return false;
+  // Attention (the projections inside) where all three are X W + b of one
+  // float X with constant [D, D] weights and [D] biases; else
+  // MultiHeadAttention of the three projected values, which must then be
+  // float [B, S, D] alike (self-attention: the same shape and rows).
   const std::string x = q.x;
-  if (k.x != x || v.x != x || TensorElemType(graph, x) != ElemType::kFloat) return false;
-  const int64_t D = LastDim(graph, x);
-  if (TensorRank(graph, x) != 3 || D <= 0) return false;
+  const int64_t D = LastDim(graph, q.in);
   std::vector<const Tensor*> ws, bs;
+  bool packed = !x.empty() && k.x == x && v.x == x && TensorElemType(graph, x) == ElemType::kFloat &&
+                TensorRank(graph, x) == 3 && LastDim(graph, x) == D && D > 0;
   for (const Projection* p : {&q, &k, &v}) {
+    if (!packed) break;
     const Tensor* w = ConstantInitializer(graph, p->weight);
-    if (w == nullptr || w->type() != ElemType::kFloat || w->rank() != 2 || w->dims()[0] != D || w->dims()[1] != D)
+    packed = w != nullptr && w->type() == ElemType::kFloat && w->rank() == 2 && w->dims()[0] == D &&
+             w->dims()[1] == D && IsFloatVector(graph, p->bias, D);
+    ws.push_back(packed ? w : nullptr);
+    bs.push_back(packed ? ConstantInitializer(graph, p->bias) : nullptr);
+  }
+  if (D <= 0) return false;
+  for (Projection* p : {&q, &k, &v}) {
+    if (packed) {
+      p->nodes.insert(p->nodes.end(), p->linear.begin(), p->linear.end());
+    } else if (TensorElemType(graph, p->in) != ElemType::kFloat || TensorRank(graph, p->in) != 3 ||
+               LastDim(graph, p->in) != D) {
       return false;
-    if (!IsFloatVector(graph, p->bias, D)) return false;
-    ws.push_back(w);
-    bs.push_back(ConstantInitializer(graph, p->bias));
+    }
     nodes.insert(nodes.end(), p->nodes.begin(), p->nodes.end());
   }
 
   // The Reshapes split and merge the last axis alone.
   SymbolicShapes shapes(graph);
-  std::vector<SymbolicShapes::Sym> xd, hd, yd;
-  if (!shapes.Dims(x, &xd) || xd.size() != 3) return false;
+  std::vector<SymbolicShapes::Sym> xd, hd, yd, pd;
+  if (!shapes.Dims(packed ? x : q.in, &xd) || xd.size() != 3) return false;
   int64_t heads = 0;
   for (const Projection* p : {&q, &k, &v}) {
+    if (!packed && (!shapes.Dims(p->in, &pd) || pd != xd)) return false;
     if (!shapes.Dims(p->heads, &hd) || hd.size() != 4 || hd[0] != xd[0] || hd[1] != xd[1] || hd[2] <= 0 ||
         hd[3] <= 0 || hd[2] * hd[3] != D || (heads != 0 && hd[2] != heads))
       return false;
@@ -252,10 +278,17 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   }
 
   Node fused;
-  MakeContrib(&fused, softmax.name, "Attention");
-  const std::string w_name = UniqueValueName(graph, idx, q.weight + "_qkv");
-  const std::string b_name = UniqueValueName(graph, idx, q.bias + "_qkv");
-  fused.inputs = {x, w_name, b_name};
+  std::string w_name, b_name;
+  if (packed) {
+    MakeContrib(&fused, softmax.name, "Attention");
+    w_name = UniqueValueName(graph, idx, q.weight + "_qkv");
+    b_name = UniqueValueName(graph, idx, q.bias + "_qkv");
+    fused.inputs = {x, w_name, b_name};
+  } else {
+    // query, key, value, bias (none), key_padding_mask (below).
+    MakeContrib(&fused, softmax.name, "MultiHeadAttention");
+    fused.inputs = {q.in, k.in, v.in};
+  }
   fused.attrs["num_heads"] = IntAttr(heads);
   fused.attrs["scale"] = FloatAttr(scale);
   fused.outputs = {y};
@@ -284,13 +317,16 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
         cast_at = 0;
       }
     }
+    if (!packed) fused.inputs.push_back("");
     fused.inputs.push_back(mask32);
   }
 
-  graph.initializers[w_name] = Concat(ws, D);
-  graph.initializers[b_name] = Concat(bs, 1);
   std::vector<std::string> parts;
-  for (const Projection* p : {&q, &k, &v}) parts.insert(parts.end(), {p->weight, p->bias});
+  if (packed) {
+    graph.initializers[w_name] = Concat(ws, D);
+    graph.initializers[b_name] = Concat(bs, 1);
+    for (const Projection* p : {&q, &k, &v}) parts.insert(parts.end(), {p->weight, p->bias});
+  }
   if (cast_at >= 0) {
     TypeInfo mt;
     if (TensorType(graph, mask, &mt)) {

@@ -16,11 +16,19 @@ bool IsSameShapeOp(const Node& n) {
   static const std::unordered_set<std::string> kOnnx = {
       "Identity", "Cast", "CastLike", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Reciprocal", "Neg",
       "Exp", "Log", "Abs", "Softmax", "LogSoftmax", "Dropout", "LayerNormalization", "SimplifiedLayerNormalization",
-      "Gelu", "Clip", "HardSigmoid", "Elu", "Selu", "Softplus", "Softsign", "Not", "IsNaN", "Floor", "Ceil", "Round"};
+      "Gelu", "Clip", "HardSigmoid", "Elu", "Selu", "Softplus", "Softsign", "Not", "IsNaN", "Floor", "Ceil", "Round",
+      "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"};
   static const std::unordered_set<std::string> kMs = {"Gelu", "FastGelu", "BiasGelu", "QuickGelu",
                                                       "SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
                                                       "BiasAdd", "RotaryEmbedding", "GroupNorm"};
   return n.domain.empty() ? kOnnx.count(n.op_type) != 0 : n.domain == kMsDomain && kMs.count(n.op_type) != 0;
+}
+
+// Shaped as MatMul of inputs 0 and 1 (the integer forms that quantize_dynamic
+// writes and the optimizer fuses them into).
+bool IsMatMulShapeOp(const Node& n) {
+  if (n.domain.empty()) return n.op_type == "MatMul" || n.op_type == "MatMulInteger";
+  return n.domain == kMsDomain && (n.op_type == "MatMulIntegerToFloat" || n.op_type == "DynamicQuantizeMatMul");
 }
 
 bool IsBroadcastOp(const Node& n) {
@@ -151,7 +159,7 @@ void SymbolicShapes::Visit(const Node& n) {
     std::vector<const std::vector<Sym>*> in;
     for (size_t k = 0; k < n.inputs.size(); ++k) in.push_back(dims(k));
     have = Broadcast(in, &rule);
-  } else if (onnx && op == "MatMul" && dims(0) && dims(1) && dims(0)->size() >= 2 && dims(1)->size() >= 2) {
+  } else if (IsMatMulShapeOp(n) && dims(0) && dims(1) && dims(0)->size() >= 2 && dims(1)->size() >= 2) {
     const auto& a = *dims(0);
     const auto& b = *dims(1);
     std::vector<Sym> ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
@@ -222,7 +230,8 @@ void SymbolicShapes::Visit(const Node& n) {
   } else if (onnx && op == "Shape" && dims(0) && !n.Attr("start") && !n.Attr("end")) {
     rule = {static_cast<Sym>(dims(0)->size())};
     have = true;
-  } else if (n.domain == kMsDomain && op == "Attention" && dims(0) && dims(0)->size() == 3) {
+  } else if (n.domain == kMsDomain && (op == "Attention" || op == "MultiHeadAttention") && dims(0) &&
+             dims(0)->size() == 3) {
     // [batch, sequence, v hidden]: the last from the type.
     rule = *dims(0);
     rule.back() = Fresh();

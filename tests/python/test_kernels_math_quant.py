@@ -603,6 +603,26 @@ def test_dynamic_quantize_linear_vector_paths(n, kind):
     _check(_dql_model([n]), {"x": x}, rtol=1e-6)
 
 
+@pytest.mark.parametrize("n", [64, 131])
+def test_dynamic_quantize_linear_extremes_at_every_position(n):
+    """The range pass keeps several accumulators (16 floats each on AVX-512):
+    the minimum and the maximum, put at each position in turn, must be found
+    in every lane of every accumulator and in the tail."""
+    sess = rt.InferenceSession(_dql_model([n]).SerializeToString(), providers=["CPUExecutionProvider"])
+    base = RNG.uniform(-1.0, 1.0, n).astype(np.float32)
+    for pos in range(n):
+        x = base.copy()
+        x[pos] = 50.0
+        x[(pos * 7 + 3) % n] = -20.0 if (pos * 7 + 3) % n != pos else x[pos]
+        lo, hi = min(0.0, float(x.min())), max(0.0, float(x.max()))
+        scale = np.float32(np.float32(hi) - np.float32(lo)) / np.float32(255)
+        zp = np.clip(np.rint(np.float32(-np.float32(lo) / scale)), 0, 255)
+        y, s, z = sess.run(None, {"x": x})
+        assert s == scale and z == zp, (pos, s, scale, z, zp)
+        want = np.clip(np.rint(x / scale) + zp, 0, 255).astype(np.uint8)
+        np.testing.assert_array_equal(y, want, err_msg="position %d" % pos)
+
+
 def test_dynamic_quantize_linear_all_zero_scale_one_like_onnxruntime():
     x = np.zeros((3, 5), np.float32)
     y, s, z = _ours(_dql_model([3, 5]), {"x": x})

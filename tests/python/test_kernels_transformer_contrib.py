@@ -131,6 +131,9 @@ MHA_CASES = {
     "causal": dict(S=6, L=6, unidirectional=True, bias=True),
     "scale_filter": dict(S=4, L=4, scale=0.3, mask="1d", filt=-50.0),
     "cached_kv_4d": dict(S=3, L=5, kv4d=True, mask="2d"),
+    # No bias, past or present: Q, K, V read in place by the GEMMs (attention_fusion's form).
+    "in_place": dict(S=5, L=5, mask="2d", one_output=True),
+    "in_place_cross_dv": dict(S=3, L=7, Dv=16, one_output=True),
 }
 
 
@@ -190,7 +193,7 @@ def test_multi_head_attention_matches_numpy_and_onnxruntime(case):
         attrs["scale"] = c["scale"]
     if c.get("filt"):
         attrs["mask_filter_value"] = c["filt"]
-    n_out = 1 if c.get("kv4d") else 3
+    n_out = 1 if c.get("kv4d") or c.get("one_output") else 3
     model = _mha_model(feeds, n, n_out, **attrs)
     ours = _session(rt, model).run(None, feeds)
     theirs = _session(ort, model).run(None, feeds)

@@ -1,7 +1,9 @@
 """attention_fusion: BERT-style multi-head self-attention (Q/K/V MatMul+Add,
 Reshape, Transpose, scaled scores, additive mask made from a 0/1 mask,
 Softmax, context Transpose+Reshape) becomes one com.microsoft Attention; the
-project's BERT gets one per layer. Near misses stay as they are."""
+project's BERT gets one per layer. Projections of another kind (quantize_dynamic's
+integer MatMuls, weights given as inputs) stay outside a MultiHeadAttention.
+Near misses stay as they are."""
 
 import math
 import os
@@ -20,6 +22,7 @@ D = N * HD
 I64 = TensorProto.INT64
 rng = np.random.default_rng(83)
 ATT = "com.microsoft:Attention"
+MHA = "com.microsoft:MultiHeadAttention"
 
 
 def _feeds(mask_batch=B):
@@ -45,15 +48,27 @@ def _attention(targets="computed", scale="div", mask="chain", k_two_steps=False,
         inits += [const("heads_shape", heads_target or [0, 0, N, HD], np.int64),
                   const("merged_shape", [0, 0, D], np.int64)]
     inputs = [("x", F, ["batch", "seq", D])]
+    if weights == "int8":  # onnxruntime.quantization.quantize_dynamic's projections
+        nodes.append(helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xzp"]))
     for name, perm in (("q", [0, 2, 1, 3]), ("k", [0, 2, 1, 3] if k_two_steps else [0, 2, 3, 1]), ("v", [0, 2, 1, 3])):
         w = rng.standard_normal((D, D)).astype(np.float32) / math.sqrt(D)
         if weights == "const":
             inits.append(const("w" + name, w))
+        elif weights == "int8":
+            ws = float(np.abs(w).max() / 127)
+            inits += [const("w" + name, np.round(w / ws), np.int8), const("ws" + name, ws),
+                      const("wzp" + name, 0, np.int8)]
         else:
             inputs.append(("w" + name, F, [D, D]))
         inits.append(const("b" + name, rng.standard_normal(D) * 0.1))
-        nodes += [helper.make_node("MatMul", ["x", "w" + name], [name + "_mm"]),
-                  helper.make_node("Add", ["b" + name, name + "_mm"], [name + "_lin"]),
+        if weights == "int8":
+            nodes += [helper.make_node("Mul", ["xs", "ws" + name], [name + "_s"]),
+                      helper.make_node("MatMulInteger", ["xq", "w" + name, "xzp", "wzp" + name], [name + "_i"]),
+                      helper.make_node("Cast", [name + "_i"], [name + "_f"], to=F),
+                      helper.make_node("Mul", [name + "_f", name + "_s"], [name + "_mm"])]
+        else:
+            nodes.append(helper.make_node("MatMul", ["x", "w" + name], [name + "_mm"]))
+        nodes += [helper.make_node("Add", ["b" + name, name + "_mm"], [name + "_lin"]),
                   helper.make_node("Reshape", [name + "_lin", "heads_shape"], [name + "_r"]),
                   helper.make_node("Transpose", [name + "_r"], [name + "_t"], perm=perm)]
     kt = "k_t"
@@ -125,7 +140,49 @@ def test_levels(onyx, tmp_path):
     check_fusion(onyx, m, _feeds(), tmp_path, disabled="AttentionFusion", present={"Softmax": 1}, absent=[ATT])
 
 
-@pytest.mark.parametrize("case", ["probs_read", "float_mask", "weights_input", "softmax_axis", "mask_batch_one",
+@pytest.mark.parametrize("weights", ["int8", "input"])
+def test_other_projections_give_multi_head_attention(onyx, tmp_path, weights):
+    """quantize_dynamic's projections (MatMulIntegerToFloat once fused) or
+    weights that are inputs stay outside; the rest becomes MultiHeadAttention
+    of the projected Q, K, V with the mask as key_padding_mask."""
+    m = _attention(weights=weights)
+    feeds = _feeds()
+    if weights == "input":
+        for k in "qkv":
+            feeds["w" + k] = (rng.standard_normal((D, D)) / math.sqrt(D)).astype(np.float32)
+    saved = check_fusion(onyx, m, feeds, tmp_path, present={MHA: 1},
+                         absent=[ATT, "Softmax", "Transpose", "Reshape", "Sub"])
+    mha = [n for n in saved.graph.node if n.op_type == "MultiHeadAttention"][0]
+    attrs = {a.name: helper.get_attribute_value(a) for a in mha.attribute}
+    assert attrs["num_heads"] == N and abs(attrs["scale"] - 1 / math.sqrt(HD)) < 1e-7
+    assert attrs["mask_filter_value"] == np.finfo(np.float32).min
+    assert len(mha.input) == 5 and mha.input[3] == "", list(mha.input)
+    if weights == "int8":
+        assert op_counts(saved)["com.microsoft:MatMulIntegerToFloat"] == 3, dict(op_counts(saved))
+        # The fused graph computes what the unfused one does, exactly.
+        base_so = onyx.SessionOptions()
+        base_so.graph_optimization_level = onyx.GraphOptimizationLevel.ORT_DISABLE_ALL
+        base = onyx.InferenceSession(m.SerializeToString(), base_so, providers=["CPUExecutionProvider"])
+        fused = onyx.InferenceSession(saved.SerializeToString(), providers=["CPUExecutionProvider"])
+        np.testing.assert_allclose(fused.run(None, feeds)[0], base.run(None, feeds)[0], rtol=1e-5, atol=1e-6)
+
+
+def test_projections_of_other_shapes_are_not_fused(onyx, tmp_path):
+    """Q from x, K and V from another [batch, seq2, D] input (cross attention):
+    the projected values differ in shape, so nothing fuses."""
+    m = _attention(weights="input")
+    for n in m.graph.node:
+        if n.op_type == "MatMul" and n.input[1] in ("wk", "wv"):
+            n.input[0] = "mem"
+    m.graph.input.append(helper.make_tensor_value_info("mem", F, ["batch", "seq2", D]))
+    feeds = _feeds()
+    feeds["mem"] = rng.standard_normal((B, S, D)).astype(np.float32)
+    for k in "qkv":
+        feeds["w" + k] = (rng.standard_normal((D, D)) / math.sqrt(D)).astype(np.float32)
+    check_fusion(onyx, m, feeds, tmp_path, present=["Softmax"], absent=[ATT, MHA])
+
+
+@pytest.mark.parametrize("case", ["probs_read", "float_mask", "softmax_axis", "mask_batch_one",
                                   "reshape_not_a_split"])
 def test_near_misses_are_not_fused(onyx, tmp_path, case):
     feeds = _feeds()
@@ -134,10 +191,6 @@ def test_near_misses_are_not_fused(onyx, tmp_path, case):
     elif case == "float_mask":
         m = _attention(mask="float")
         feeds["mask"] = np.where(feeds["mask"] > 0, 0, -1e4).astype(np.float32)[:, None, None, :]
-    elif case == "weights_input":
-        m = _attention(weights="input")
-        for k in "qkv":
-            feeds["w" + k] = rng.standard_normal((D, D)).astype(np.float32)
     elif case == "softmax_axis":
         m = _attention(softmax_axis=2)
     elif case == "mask_batch_one":  # a [1, seq] mask broadcast over the batch
@@ -145,7 +198,7 @@ def test_near_misses_are_not_fused(onyx, tmp_path, case):
         feeds = _feeds(mask_batch=1)
     else:  # [batch, -1, N, HD]: the sequence dim is inferred, not provably kept
         m = _attention(heads_target=[0, -1, N, HD], targets="constant")
-    check_fusion(onyx, m, feeds, tmp_path, present=["Softmax"], absent=[ATT])
+    check_fusion(onyx, m, feeds, tmp_path, present=["Softmax"], absent=[ATT, MHA])
 
 
 def test_project_bert_gets_one_attention_per_layer(onyx, model_generator, model_dir, tmp_path):

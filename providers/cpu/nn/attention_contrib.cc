@@ -108,21 +108,41 @@ void AttendHeads(const AttentionProblem& a, ThreadPool* pool) {
   const int64_t Dv = N * Hv;
   const float* abv = a.attn_bias != nullptr ? a.attn_bias->data<float>() : nullptr;
   const double work = static_cast<double>(S) * T * (H + Hv);
+  // Operands without a bias to add, and K/V without a past to join or a
+  // present to write, are read by the GEMMs where they lie (row stride
+  // t_stride) instead of copied per head.
+  const bool q_direct = a.q.bias == nullptr;
+  const bool kv_direct = P == 0 && a.k_new.bias == nullptr && a.v_new.bias == nullptr && a.present_k == nullptr &&
+                         a.present_v == nullptr;
   ThreadPool::For(pool, B * N, std::max<int64_t>(1, static_cast<int64_t>(65536.0 / (work + 1))),
                   [&](int64_t begin, int64_t end) {
-    std::vector<float> q(static_cast<size_t>(S * H)), k(static_cast<size_t>(T * H)),
-        v(static_cast<size_t>(T * Hv)), probs(static_cast<size_t>(S * T));
+    std::vector<float> q(q_direct ? 0 : static_cast<size_t>(S * H)), k(kv_direct ? 0 : static_cast<size_t>(T * H)),
+        v(kv_direct ? 0 : static_cast<size_t>(T * Hv)), probs(static_cast<size_t>(S * T));
     for (int64_t i = begin; i < end; ++i) {
       const int64_t b = i / N, n = i % N;
-      a.q.Gather(b, n, 0, S, H, q.data());
-      if (P > 0) {
-        a.k_past.Gather(b, n, 0, P, H, k.data());
-        a.v_past.Gather(b, n, 0, P, Hv, v.data());
+      const float *qp = q.data(), *kp = k.data(), *vp = v.data();
+      int64_t ldq = H, ldk = H, ldv = Hv;
+      if (q_direct) {
+        qp = a.q.Row(b, n, 0);
+        ldq = a.q.t_stride;
+      } else {
+        a.q.Gather(b, n, 0, S, H, q.data());
       }
-      a.k_new.Gather(b, n, 0, T - P, H, k.data() + P * H);
-      a.v_new.Gather(b, n, 0, T - P, Hv, v.data() + P * Hv);
-      if (a.present_k != nullptr) std::copy(k.begin(), k.end(), a.present_k + (b * N + n) * T * H);
-      if (a.present_v != nullptr) std::copy(v.begin(), v.end(), a.present_v + (b * N + n) * T * Hv);
+      if (kv_direct) {
+        kp = a.k_new.Row(b, n, 0);
+        ldk = a.k_new.t_stride;
+        vp = a.v_new.Row(b, n, 0);
+        ldv = a.v_new.t_stride;
+      } else {
+        if (P > 0) {
+          a.k_past.Gather(b, n, 0, P, H, k.data());
+          a.v_past.Gather(b, n, 0, P, Hv, v.data());
+        }
+        a.k_new.Gather(b, n, 0, T - P, H, k.data() + P * H);
+        a.v_new.Gather(b, n, 0, T - P, Hv, v.data() + P * Hv);
+        if (a.present_k != nullptr) std::copy(k.begin(), k.end(), a.present_k + (b * N + n) * T * H);
+        if (a.present_v != nullptr) std::copy(v.begin(), v.end(), a.present_v + (b * N + n) * T * Hv);
+      }
       float beta = 0.f;
       if (abv != nullptr) {
         const Dims& ad = a.attn_bias->dims();
@@ -137,10 +157,9 @@ void AttendHeads(const AttentionProblem& a, ThreadPool* pool) {
           for (int64_t j = 0; j < S * T; ++j) probs[j] += m[j];
         beta = 1.f;
       }
-      BlasGemm<float>(false, true, S, T, H, a.scale, q.data(), H, k.data(), H, beta, probs.data(), T);
+      BlasGemm<float>(false, true, S, T, H, a.scale, qp, ldq, kp, ldk, beta, probs.data(), T);
       for (int64_t s = 0; s < S; ++s) fastmath::SoftmaxArray(probs.data() + s * T, probs.data() + s * T, T);
-      BlasGemm<float>(false, false, S, Hv, T, 1.f, probs.data(), T, v.data(), Hv, 0.f,
-                      a.out + b * S * Dv + n * Hv, Dv);
+      BlasGemm<float>(false, false, S, Hv, T, 1.f, probs.data(), T, vp, ldv, 0.f, a.out + b * S * Dv + n * Hv, Dv);
     }
   });
 }

@@ -21,7 +21,12 @@ namespace int8gemm {
 namespace {
 
 constexpr int64_t kNr = 64;   // columns per panel of packed B
-constexpr int64_t kKc = 256;  // values of K per pass: a 16 KB slice of a panel stays in L1
+// Values of K per pass: a 24 KB slice of a panel stays in L1 (48 KB on Zen 4/5,
+// 32 KB elsewhere) with a tile's rows of A and accumulators. Measured against
+// 256 (1 thread, AVX-512 VNNI): BERT's [128, 768] x [768, 3072] and
+// [128, 3072] x [3072, 768] ~2% faster (fewer reloads of the accumulators),
+// ResNet-50's QLinearConvs no slower.
+constexpr int64_t kKc = 384;
 constexpr int64_t kWholePanelBytes = 36 * 1024;  // a panel this small goes in one pass
 constexpr int kMaxMr = 6;     // rows per micro-tile, at most
 
@@ -392,24 +397,39 @@ template <typename F, typename I>
 struct QuantBody {
   static constexpr int W = sizeof(F) / sizeof(float);
 
-  // min, max, and a value that is NaN once some x is inf or NaN.
+  // min, max, and a value that is NaN once some x is inf or NaN. Four
+  // accumulators of each, not one chain of dependent min/max/add steps
+  // (DynamicQuantizeLinear on BERT's [128, 3072], 1 thread: ~46 -> ~42 us).
+  static constexpr int kAcc = 4;
   static inline __attribute__((always_inline)) void Range(const float* x, int64_t n, float* lo, float* hi,
                                                          float* bad) {
-    F vlo = F{} + 0.f, vhi = vlo, vbad = vlo;
+    F vlo[kAcc], vhi[kAcc], vbad[kAcc];
+    for (int a = 0; a < kAcc; ++a) vlo[a] = vhi[a] = vbad[a] = F{} + 0.f;
     int64_t i = 0;
+    for (; i + kAcc * W <= n; i += kAcc * W) {
+#pragma GCC unroll 4
+      for (int a = 0; a < kAcc; ++a) {
+        F v;
+        std::memcpy(&v, x + i + a * W, sizeof(v));
+        vlo[a] = v < vlo[a] ? v : vlo[a];
+        vhi[a] = v > vhi[a] ? v : vhi[a];
+        vbad[a] += v - v;
+      }
+    }
     for (; i + W <= n; i += W) {
       F v;
       std::memcpy(&v, x + i, sizeof(v));
-      vlo = v < vlo ? v : vlo;
-      vhi = v > vhi ? v : vhi;
-      vbad += v - v;
+      vlo[0] = v < vlo[0] ? v : vlo[0];
+      vhi[0] = v > vhi[0] ? v : vhi[0];
+      vbad[0] += v - v;
     }
     float l = 0.f, h = 0.f, b = 0.f;
-    for (int k = 0; k < W; ++k) {
-      l = vlo[k] < l ? vlo[k] : l;
-      h = vhi[k] > h ? vhi[k] : h;
-      b += vbad[k];
-    }
+    for (int a = 0; a < kAcc; ++a)
+      for (int k = 0; k < W; ++k) {
+        l = vlo[a][k] < l ? vlo[a][k] : l;
+        h = vhi[a][k] > h ? vhi[a][k] : h;
+        b += vbad[a][k];
+      }
     for (; i < n; ++i) {
       l = x[i] < l ? x[i] : l;
       h = x[i] > h ? x[i] : h;
