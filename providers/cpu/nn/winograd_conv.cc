@@ -1,0 +1,243 @@
+// Vector types only live inside the per-ISA regions below.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#include "providers/cpu/nn/winograd_conv.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "providers/cpu/math/blas.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define ONYX_WINO_X86 1
+#endif
+
+namespace onyx {
+namespace winograd {
+
+#ifdef ONYX_WINO_X86
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")
+#endif
+namespace avx512 {
+namespace {
+#define ONYX_VEC_AVX512
+#include "providers/cpu/common/simd_traits.inc"
+#undef ONYX_VEC_AVX512
+struct Ext {
+  static inline __m512 Sub(__m512 a, __m512 b) { return _mm512_sub_ps(a, b); }
+  static inline void Zip(__m512 a, __m512 b, __m512* lo, __m512* hi) {
+    *lo = _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), b);
+    *hi = _mm512_permutex2var_ps(a, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31),
+                                 b);
+  }
+};
+#include "providers/cpu/nn/winograd_kernel.inc"
+}  // namespace
+}  // namespace avx512
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+namespace avx2 {
+namespace {
+#define ONYX_VEC_AVX2
+#include "providers/cpu/common/simd_traits.inc"
+#undef ONYX_VEC_AVX2
+struct Ext {
+  static inline __m256 Sub(__m256 a, __m256 b) { return _mm256_sub_ps(a, b); }
+  static inline void Zip(__m256 a, __m256 b, __m256* lo, __m256* hi) {
+    const __m256 l = _mm256_unpacklo_ps(a, b), h = _mm256_unpackhi_ps(a, b);  // a0 b0 a1 b1 | a4 b4 a5 b5, ...
+    *lo = _mm256_permute2f128_ps(l, h, 0x20);
+    *hi = _mm256_permute2f128_ps(l, h, 0x31);
+  }
+};
+#include "providers/cpu/nn/winograd_kernel.inc"
+}  // namespace
+}  // namespace avx2
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
+
+// The baseline path: one lane.
+namespace scalar {
+namespace {
+struct VecTr {
+  using V = float;
+  static constexpr int W = 1;
+  static inline V Zero() { return 0.f; }
+  static inline V Set1(float v) { return v; }
+  static inline V Load(const float* p) { return *p; }
+  static inline V LoadN(const float* p, int n) { return n > 0 ? *p : 0.f; }
+  static inline V LoadZ(const float* p, unsigned bits) { return (bits & 1u) ? *p : 0.f; }
+  static inline void Store(float* p, V v) { *p = v; }
+  static inline void StoreN(float* p, V v, int n) {
+    if (n > 0) *p = v;
+  }
+  static inline V Add(V a, V b) { return a + b; }
+  static inline V Max(V a, V b) { return a < b ? b : a; }
+  static inline V Min(V a, V b) { return b < a ? b : a; }
+  static inline V Evens(V a, V) { return a; }
+  static inline V Odds(V, V b) { return b; }
+};
+struct Ext {
+  static inline float Sub(float a, float b) { return a - b; }
+  static inline void Zip(float a, float b, float* lo, float* hi) {
+    *lo = a;
+    *hi = b;
+  }
+};
+#include "providers/cpu/nn/winograd_kernel.inc"
+}  // namespace
+}  // namespace scalar
+
+namespace {
+
+struct Kernels {
+  int lanes;
+  int64_t (*scratch)(int64_t);
+  void (*input)(const Geom&, const float*, int64_t, int64_t, float*, int64_t, float*);
+  void (*output)(const Geom&, const float*, int64_t, int64_t, int64_t, const float*, const float*, bool, float, float,
+                 float*, float*);
+};
+
+#define ONYX_WINO_KERNELS(ns) \
+  Kernels { ns::W, &ns::ScratchFloats, &ns::InputTransform, &ns::OutputTransform }
+
+const Kernels& KernelsFor(fastmath::Isa isa) {
+  static const Kernels kScalar = ONYX_WINO_KERNELS(scalar);
+#ifdef ONYX_WINO_X86
+  static const Kernels kAvx512 = ONYX_WINO_KERNELS(avx512);
+  static const Kernels kAvx2 = ONYX_WINO_KERNELS(avx2);
+  if (isa == fastmath::Isa::kAvx512) return kAvx512;
+  if (isa == fastmath::Isa::kAvx2) return kAvx2;
+#endif
+  (void)isa;
+  return kScalar;
+}
+
+// Tiles per block: the block's V (C rows) and Y' (M rows) of 16 positions
+// in about 768 KiB (L2 holds them between the transforms and the products),
+// in whole 16-column half panels of the SGEMM, 16 to 256.
+int64_t BlockTiles(int64_t C, int64_t M) {
+  const int64_t fit = (768 * 1024 / 4) / (kPositions * (C + M));
+  return std::min<int64_t>(256, std::max<int64_t>(16, fit / 16 * 16));
+}
+
+}  // namespace
+
+size_t Filters::bytes() const {
+  size_t b = raw.size() * sizeof(float);
+  for (const sgemm::Packed& p : packed) b += p.bytes();
+  return b;
+}
+
+Filters TransformFilters(const float* w, int64_t M, int64_t C) {
+  Filters f;
+  f.M = M;
+  f.C = C;
+  // U = G g G^T with G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1], in double.
+  static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  std::vector<float> u(static_cast<size_t>(kPositions) * M * C);
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t c = 0; c < C; ++c) {
+      const float* g = w + (m * C + c) * 9;
+      double t[4][3];  // G g
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 3; ++j) t[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j)
+          u[((4 * i + j) * M + m) * C + c] = static_cast<float>(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
+    }
+  }
+  for (int p = 0; p < kPositions; ++p) {
+    f.packed.push_back(sgemm::PackA(false, M, C, u.data() + p * M * C, C));
+    if (f.packed.back().empty()) {
+      f.packed.clear();
+      break;
+    }
+  }
+  if (f.packed.empty()) f.raw = std::move(u);
+  return f;
+}
+
+bool Supports(const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+              const std::vector<int64_t>& dilations, const std::vector<int64_t>& pads, int64_t group) {
+  if (group != 1 || kernel.size() != 2 || kernel[0] != 3 || kernel[1] != 3) return false;
+  for (int64_t s : strides)
+    if (s != 1) return false;
+  for (int64_t d : dilations)
+    if (d != 1) return false;
+  for (int64_t p : pads)
+    if (p < 0 || p > 2) return false;
+  return true;
+}
+
+bool Wins(int64_t C, int64_t M, int64_t OH, int64_t OW) {
+  (void)OH;
+  (void)OW;
+  return C >= 16 && M >= 16;
+}
+
+void Run(const Geom& g, const Filters& u, const float* x, const float* bias, const float* z, bool clamp, float lo,
+         float hi, float* y, ThreadPool* pool) {
+  const Kernels& k = KernelsFor(sgemm::ActiveIsa());
+  const bool packed = !u.packed.empty() && sgemm::Usable(&u.packed[0], true, g.M, g.C);
+  const int64_t TH = (g.OH + 1) / 2, TW = (g.OW + 1) / 2, T = g.N * TH * TW;
+  if (T == 0) return;
+  const int64_t threads = pool ? pool->NumThreads() : 1;
+  int64_t tb = BlockTiles(g.C, g.M);
+  int64_t blocks = (T + tb - 1) / tb;
+  // Every thread busy: at least one block each where there are tiles enough
+  // (16 per thread), and a multiple of the threads.
+  if (blocks < threads && T >= 16 * threads) blocks = threads;
+  if (blocks > threads) blocks = (blocks + threads - 1) / threads * threads;
+  tb = (T + blocks - 1) / blocks;
+  tb = (tb + 15) / 16 * 16;
+  blocks = (T + tb - 1) / tb;
+  const int64_t ldv = tb;
+  const int64_t v_floats = kPositions * g.C * ldv, y_floats = kPositions * g.M * ldv + k.lanes;
+  const int64_t scratch_floats = k.scratch(std::min(tb, TW));
+  ThreadPool::For(pool, blocks, 1, [&](int64_t b0, int64_t b1) {
+    thread_local std::vector<float> buf;
+    const size_t need = static_cast<size_t>(v_floats + y_floats + scratch_floats);
+    if (buf.size() < need) buf.resize(need);
+    float* v = buf.data();
+    float* yp = v + v_floats;
+    float* scratch = yp + y_floats;
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t t0 = b * tb, t1 = std::min(T, t0 + tb), n = t1 - t0;
+      k.input(g, x, t0, t1, v, ldv, scratch);
+      for (int p = 0; p < kPositions; ++p) {
+        const float* vp = v + p * g.C * ldv;
+        float* ypp = yp + p * g.M * ldv;
+        if (packed) {
+          sgemm::Gemm(false, false, g.M, n, g.C, 1.f, nullptr, g.C, vp, ldv, 0.f, ypp, ldv, nullptr, &u.packed[p]);
+        } else {
+          BlasGemm<float>(false, false, g.M, n, g.C, 1.f, u.raw.data() + p * g.M * g.C, g.C, vp, ldv, 0.f, ypp, ldv,
+                          nullptr);
+        }
+      }
+      k.output(g, yp, ldv, t0, t1, bias, z, clamp, lo, hi, y, scratch);
+    }
+  });
+}
+
+}  // namespace winograd
+}  // namespace onyx
