@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from test_cpu_path import _hardware_best, _probe
+from test_cpu_path import _paths, _probe
 
 PROBE = r"""
 import json
@@ -113,11 +113,6 @@ print("RESULTS " + json.dumps(results))
 """
 
 CASES = 16
-
-
-def _paths():
-    best = _hardware_best()
-    return [p for p in ("avx512", "avx2", "baseline") if p == "baseline" or p == best or (p == "avx2" and best == "avx512")]
 
 
 @pytest.mark.parametrize("isa", _paths())

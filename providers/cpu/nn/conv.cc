@@ -1,4 +1,9 @@
 // Conv (NCHW, any number of spatial dims). Paths:
+//  - float 3x3, stride 1, dilation 1, group 1, pads <= 2, constant W, on a
+//    shape where it wins (winograd::Wins: 32+ channels, 16+ 2x2 tiles per
+//    image): Winograd F(2x2, 3x3) (winograd_conv.h), W transformed and
+//    packed once at creation (PrepareWinograd), 16 GEMMs on the packed
+//    SGEMM, bias, Z and the clamp in its output transform;
 //  - depthwise 2-D (one input channel per group): a direct kernel, because
 //    per-group GEMMs of one row are all overhead: the vector one of
 //    depthwise_conv.h (AVX-512 / AVX2), a padded-copy 3x3 and a generic
