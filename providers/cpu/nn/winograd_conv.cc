@@ -220,10 +220,13 @@ void Run(const Geom& g, const Filters& u, const float* x, const float* bias, con
   // tiles fit one) whose phases are split over the threads instead, so that
   // U is read once, not once per thread.
   if (blocks > 1) blocks = (blocks + threads - 1) / threads * threads;
+  // Equal blocks (784 tiles in 4: 196 each, not 3 x 208 + 160); their
+  // rows padded to whole 64-byte lines, never 512 floats (sgemm.h: B read
+  // in place needs rows that do not share cache sets).
   tb = (T + blocks - 1) / blocks;
-  tb = (tb + 15) / 16 * 16;
   blocks = (T + tb - 1) / tb;
-  const int64_t ldv = tb;
+  int64_t ldv = (tb + 15) / 16 * 16;
+  if (ldv % 512 == 0) ldv += 16;
   // The 16 positions' panels are written (input transform) and read (output
   // transform) side by side: 256 bytes past a multiple of 4 KiB apart, so
   // that the 16 streams fall in different L1 sets (a multiple of 4 KiB, as
