@@ -4,6 +4,7 @@
 #include "providers/cpu/nn/winograd_conv.h"
 
 #include <algorithm>
+#include <utility>
 #include <cstdint>
 #include <vector>
 
