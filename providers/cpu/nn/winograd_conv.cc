@@ -155,18 +155,38 @@ Filters TransformFilters(const float* w, int64_t M, int64_t C) {
   Filters f;
   f.M = M;
   f.C = C;
-  // U = G g G^T with G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1], in double.
-  static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  // U = G g G^T with G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1], in
+  // double, G's zeros and ones left out (a full 4x3 product per side was
+  // a third of ResNet-50's session creation).
+  // A run of channels at a time into `run`, then 16 contiguous copies: the
+  // 16 planes of U lie a multiple of 4 KiB apart, and stores to all 16 at
+  // once fight over one L1 set.
   std::vector<float> u(static_cast<size_t>(kPositions) * M * C);
+  const size_t plane = static_cast<size_t>(M) * C;
+  constexpr int64_t kRun = 64;
+  float run[kPositions][kRun];
   for (int64_t m = 0; m < M; ++m) {
-    for (int64_t c = 0; c < C; ++c) {
-      const float* g = w + (m * C + c) * 9;
-      double t[4][3];  // G g
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 3; ++j) t[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j)
-          u[((4 * i + j) * M + m) * C + c] = static_cast<float>(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
+    for (int64_t c0 = 0; c0 < C; c0 += kRun) {
+      const int64_t n = std::min(kRun, C - c0);
+      for (int64_t c = 0; c < n; ++c) {
+        const float* g = w + (m * C + c0 + c) * 9;
+        double t[4][3];  // G g
+        for (int j = 0; j < 3; ++j) {
+          const double r0 = g[j], r1 = g[3 + j], r2 = g[6 + j];
+          t[0][j] = r0;
+          t[1][j] = 0.5 * (r0 + r1 + r2);
+          t[2][j] = 0.5 * (r0 - r1 + r2);
+          t[3][j] = r2;
+        }
+        for (int i = 0; i < 4; ++i) {
+          const double a = t[i][0], b = t[i][1], d = t[i][2];
+          run[4 * i][c] = static_cast<float>(a);
+          run[4 * i + 1][c] = static_cast<float>(0.5 * (a + b + d));
+          run[4 * i + 2][c] = static_cast<float>(0.5 * (a - b + d));
+          run[4 * i + 3][c] = static_cast<float>(d);
+        }
+      }
+      for (int p = 0; p < kPositions; ++p) std::copy(run[p], run[p] + n, u.data() + p * plane + m * C + c0);
     }
   }
   for (int p = 0; p < kPositions; ++p) {
