@@ -30,14 +30,6 @@ namespace {
 #define ONYX_VEC_AVX512
 #include "providers/cpu/common/simd_traits.inc"
 #undef ONYX_VEC_AVX512
-struct Ext {
-  static inline __m512 Sub(__m512 a, __m512 b) { return _mm512_sub_ps(a, b); }
-  static inline void Zip(__m512 a, __m512 b, __m512* lo, __m512* hi) {
-    *lo = _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), b);
-    *hi = _mm512_permutex2var_ps(a, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31),
-                                 b);
-  }
-};
 #include "providers/cpu/nn/winograd_kernel.inc"
 }  // namespace
 }  // namespace avx512
@@ -58,14 +50,6 @@ namespace {
 #define ONYX_VEC_AVX2
 #include "providers/cpu/common/simd_traits.inc"
 #undef ONYX_VEC_AVX2
-struct Ext {
-  static inline __m256 Sub(__m256 a, __m256 b) { return _mm256_sub_ps(a, b); }
-  static inline void Zip(__m256 a, __m256 b, __m256* lo, __m256* hi) {
-    const __m256 l = _mm256_unpacklo_ps(a, b), h = _mm256_unpackhi_ps(a, b);  // a0 b0 a1 b1 | a4 b4 a5 b5, ...
-    *lo = _mm256_permute2f128_ps(l, h, 0x20);
-    *hi = _mm256_permute2f128_ps(l, h, 0x31);
-  }
-};
 #include "providers/cpu/nn/winograd_kernel.inc"
 }  // namespace
 }  // namespace avx2
@@ -94,12 +78,10 @@ struct VecTr {
   static inline V Add(V a, V b) { return a + b; }
   static inline V Max(V a, V b) { return a < b ? b : a; }
   static inline V Min(V a, V b) { return b < a ? b : a; }
+  static inline V Sub(V a, V b) { return a - b; }
   static inline V Evens(V a, V) { return a; }
   static inline V Odds(V, V b) { return b; }
-};
-struct Ext {
-  static inline float Sub(float a, float b) { return a - b; }
-  static inline void Zip(float a, float b, float* lo, float* hi) {
+  static inline void Zip(V a, V b, V* lo, V* hi) {
     *lo = a;
     *hi = b;
   }
