@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from test_cpu_path import _hardware_best, _probe
+from test_cpu_path import _paths, _probe
 
 PROBE = r"""
 import json
@@ -174,11 +174,6 @@ check_pool("avg_dil_w", "AveragePool", [1, 2, 9, 21], kernel_shape=[2, 2], dilat
 print("CPU_PATH", rt.get_build_info())
 print("RESULTS " + json.dumps(results))
 """
-
-
-def _paths():
-    best = _hardware_best()
-    return [p for p in ("avx512", "avx2", "baseline") if p == "baseline" or p == best or (p == "avx2" and best == "avx512")]
 
 
 @pytest.mark.parametrize("isa", _paths())

@@ -48,6 +48,12 @@ def _hardware_best():
     return "avx2" if " avx2" in flags and " fma" in flags else "baseline"
 
 
+def _paths():
+    """The SIMD paths this machine can run, widest first (ONYX_CPU_ISA values)."""
+    best = _hardware_best()
+    return [p for p in ("avx512", "avx2", "baseline") if p == "baseline" or p == best or (p == "avx2" and best == "avx512")]
+
+
 def test_default_path_is_the_cpus_best():
     out = _probe(None)
     assert "cpu path=%s (OpenBLAS " % _hardware_best() in out

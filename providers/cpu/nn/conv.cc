@@ -1,4 +1,9 @@
 // Conv (NCHW, any number of spatial dims). Paths:
+//  - float 3x3, stride 1, dilation 1, group 1, pads <= 2, constant W, on a
+//    shape where it wins (winograd::Wins: 32+ channels, 16+ 2x2 tiles per
+//    image): Winograd F(2x2, 3x3) (winograd_conv.h), W transformed and
+//    packed once at creation (PrepareWinograd), 16 GEMMs on the packed
+//    SGEMM, bias, Z and the clamp in its output transform;
 //  - depthwise 2-D (one input channel per group): a direct kernel, because
 //    per-group GEMMs of one row are all overhead: the vector one of
 //    depthwise_conv.h (AVX-512 / AVX2), a padded-copy 3x3 and a generic
@@ -47,6 +52,7 @@
 #include "providers/cpu/math/blas.h"
 #include "providers/cpu/nn/conv_geometry.h"
 #include "providers/cpu/nn/depthwise_conv.h"
+#include "providers/cpu/nn/winograd_conv.h"
 
 namespace onyx {
 namespace {
@@ -314,10 +320,13 @@ class ConvKernel final : public OpKernel {
     ONYX_RETURN_IF_ERROR(conv::CheckAttrValues(attrs_.pads, 0, who, "pads"));
     ONYX_RETURN_IF_ERROR(conv::CheckPadsCount(attrs_.pads, who));
     nhwc_ = info.node().op_type == "NhwcConv";
-    if (!nhwc_) PackConstantWeight(info);  // the packing reads W as [M, C/group, k...]
-    if (info.node().op_type != "FusedConv") return Status::OK();
-    fused_ = true;
-    return ParseActivation(info, &act_);
+    if (info.node().op_type == "FusedConv") {
+      fused_ = true;
+      ONYX_RETURN_IF_ERROR(ParseActivation(info, &act_));
+    }
+    // Both read W as [M, C/group, k...].
+    if (!nhwc_ && !PrepareWinograd(info)) PackConstantWeight(info);
+    return Status::OK();
   }
 
   Status Compute(KernelContext& ctx) const override {
@@ -399,6 +408,7 @@ class ConvKernel final : public OpKernel {
     return DispatchFloat(x->type(), "Conv", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_same<T, float>::value) {
+        if (!wino_.empty()) return RunWinograd(ctx, *x, bias, z, g, y);
         if (z == nullptr && SmallConvApplies(*x, *w, g)) return RunSmallConv(ctx, *x, *w, bias, g, y);
         if (FusedGemmApplies(*x, g)) return RunFusedGemm(ctx, *x, *w, bias, z, g, y);
       }
@@ -489,6 +499,52 @@ class ConvKernel final : public OpKernel {
     }
     // Every group's GEMM reads its packed copy only: the original may go.
     info.ReleaseConstantInput(1);
+  }
+
+  // A constant float W of a 3x3 stride-1 conv (winograd_conv.h's kind) on a
+  // shape where Winograd wins (winograd::Wins; on the input size the graph
+  // declares, or by channels alone where it declares none): its filters
+  // transformed once, here, and W released. Every run then takes
+  // RunWinograd (it handles any image size and batch); false otherwise.
+  bool PrepareWinograd(const KernelInfo& info) {
+    const Tensor* w = info.ConstantInput(1);
+    if (w == nullptr || w->type() != ElemType::kFloat || w->rank() != 4 || attrs_.group != 1) return false;
+    const Dims& wd = w->dims();
+    if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != std::vector<int64_t>{wd[2], wd[3]}) return false;
+    // auto_pad gives a 3x3 stride-1 conv pads of 1 (SAME_*) or 0 (VALID).
+    const std::vector<int64_t> pads = attrs_.auto_pad == AutoPad::kNotSet ? attrs_.pads : std::vector<int64_t>{};
+    if (!winograd::Supports({wd[2], wd[3]}, attrs_.strides, attrs_.dilations, pads, attrs_.group)) return false;
+    if (attrs_.strides.size() > 2 || attrs_.dilations.size() > 2 || pads.size() > 4) return false;
+    if (wd[0] == 0 || wd[1] == 0) return false;
+    int64_t oh = 0, ow = 0;  // unknown
+    const TypeInfo& xt = info.InputType(0);
+    if (xt.has_shape && xt.dims.size() == 4 && xt.dims[2].known() && xt.dims[3].known()) {
+      const int64_t pad_h = pads.empty() ? (attrs_.auto_pad == AutoPad::kValid ? 0 : 2) : pads[0] + pads[2];
+      const int64_t pad_w = pads.empty() ? (attrs_.auto_pad == AutoPad::kValid ? 0 : 2) : pads[1] + pads[3];
+      oh = xt.dims[2].value + pad_h - 2;
+      ow = xt.dims[3].value + pad_w - 2;
+    }
+    if (!winograd::Wins(wd[1], wd[0], oh, ow)) return false;
+    wino_ = winograd::TransformFilters(w->data<float>(), wd[0], wd[1]);
+    info.ReleaseConstantInput(1);
+    return true;
+  }
+
+  Status RunWinograd(KernelContext& ctx, const Tensor& x, const Tensor* bias, const Tensor* z, const ConvGeom& g,
+                     Tensor* y) const {
+    winograd::Geom wg;
+    wg.N = x.dims()[0], wg.C = x.dims()[1], wg.H = g.in[0], wg.W = g.in[1];
+    wg.M = wino_.M, wg.OH = g.out[0], wg.OW = g.out[1], wg.ph = g.pb[0], wg.pw = g.pb[1];
+    const bool clamp = act_.kind == Activation::Kind::kClamp;
+    winograd::Run(wg, wino_, x.data<float>(), bias ? bias->data<float>() : nullptr, z ? z->data<float>() : nullptr,
+                  clamp, act_.lo, act_.hi, y->data<float>(), ctx.threads());
+    if (act_.kind != Activation::Kind::kNone && !clamp) {
+      float* yv = y->data<float>();
+      ThreadPool::For(ctx.threads(), y->size(), 16384, [&](int64_t begin, int64_t end) {
+        Epilogue<float>(yv + begin, end - begin, 0.f, act_);
+      });
+    }
+    return Status::OK();
   }
 
   // Float convs of 1 or 2 spatial dims (not depthwise) on a CPU with an
@@ -785,6 +841,8 @@ class ConvKernel final : public OpKernel {
   // with transposed_ W_grp^T as the right one (TransposedWins).
   std::vector<sgemm::Packed> packed_w_;
   bool transposed_ = false;
+  // A 3x3 stride-1 conv's filters for the Winograd path (PrepareWinograd), or empty.
+  winograd::Filters wino_;
   Activation act_;
 };
 
