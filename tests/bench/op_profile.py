@@ -9,7 +9,7 @@ model and seeded feeds as bench_suite.py; the two processes take turns, a few
 runs each (with a pause between, for the other's spinning workers to sleep),
 so a noisy neighbour slows both alike.
 For every run it sums the "Node" events' durations by op_name (and by node
-with --nodes); the table shows the medians over the runs, the ratio Onyx/ORT,
+with --nodes); the table shows the medians (or minima) over the runs, the ratio Onyx/ORT,
 and the time outside kernels (the Python run call's wall time minus the sum of
 node times: executor overhead, allocations, binding).
 """
@@ -84,7 +84,7 @@ def run_some(proc, n):
     time.sleep(0.05)
 
 
-def finish_runtime(proc, runs):
+def finish_runtime(proc, runs, stat):
     proc.stdin.write("0\n")
     proc.stdin.flush()
     res = json.loads(proc.stdout.readline())
@@ -104,11 +104,12 @@ def finish_runtime(proc, runs):
         by_node[r][(e["name"][:-len("_kernel_time")], op)] = by_node[r].get(
             (e["name"][:-len("_kernel_time")], op), 0) + e["dur"]
     kernels = [sum(d.values()) for d in by_op]
-    return {"wall": float(np.median(res["walls"])), "kernels": float(np.median(kernels)),
-            "outside": float(np.median(np.array(res["walls"]) - np.array(kernels))),
-            "ops": {k: float(np.median([d.get(k, 0) for d in by_op])) for k in set().union(*by_op)},
+    agg = np.median if stat == "median" else np.min
+    return {"wall": float(agg(res["walls"])), "kernels": float(agg(kernels)),
+            "outside": float(agg(np.array(res["walls"]) - np.array(kernels))),
+            "ops": {k: float(agg([d.get(k, 0) for d in by_op])) for k in set().union(*by_op)},
             "count": {k: sum(1 for n in by_node[0] if n[1] == k) for k in by_op[0]},
-            "nodes": {k: float(np.median([d.get(k, 0) for d in by_node])) for k in set().union(*by_node)}}
+            "nodes": {k: float(agg([d.get(k, 0) for d in by_node])) for k in set().union(*by_node)}}
 
 
 def main():
@@ -120,6 +121,8 @@ def main():
     ap.add_argument("--model-dir", default=os.path.join(bench_suite.REPO_ROOT, "build", "models"))
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--nodes", action="store_true")
+    ap.add_argument("--stat", choices=("median", "min"), default="median",
+                    help="per op and node over the runs (min: steadier on a busy machine)")
     ap.add_argument("--baseline-onyx", default="", metavar="PYTHONPATH",
                     help="compare with the onyxruntime under PYTHONPATH (another build) instead of onnxruntime")
     args = ap.parse_args()
@@ -138,10 +141,10 @@ def main():
             for p in (procs if done // chunk % 2 == 0 else procs[::-1]):
                 run_some(p, n)
             done += n
-        ort, onyx = (finish_runtime(p, args.runs) for p in procs)
+        ort, onyx = (finish_runtime(p, args.runs, args.stat) for p in procs)
     base = "base" if args.baseline_onyx else "ORT"
-    print("%s b%d, %d thread(s), medians of %d runs, microseconds; %s = %s" % (
-        args.case, args.batch, args.threads, args.runs, base, args.baseline_onyx or "onnxruntime"))
+    print("%s b%d, %d thread(s), %s of %d runs, microseconds; %s = %s" % (
+        args.case, args.batch, args.threads, args.stat, args.runs, base, args.baseline_onyx or "onnxruntime"))
     print("%-28s %6s %10s %6s %10s %7s" % ("op", "n " + base, base, "n Onyx", "Onyx", "ratio"))
     ops = sorted(set(ort["ops"]) | set(onyx["ops"]), key=lambda k: -max(ort["ops"].get(k, 0), onyx["ops"].get(k, 0)))
     for k in ops[:args.top]:
