@@ -171,6 +171,11 @@ check_pool("avg3_s2_incl", "AveragePool", [2, 3, 17, 33], kernel_shape=[3, 3], s
            count_include_pad=1)
 check_pool("avg3_s1_pad", "AveragePool", [1, 4, 9, 21], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
 check_pool("avg_dil_w", "AveragePool", [1, 2, 9, 21], kernel_shape=[2, 2], dilations=[1, 2])
+# GlobalAveragePool's SIMD partial sums: MobileNetV2's 7x7, vector tails, one value, 3-D.
+check_pool("gap_7x7", "GlobalAveragePool", [2, 1280, 7, 7])
+check_pool("gap_tails", "GlobalAveragePool", [1, 5, 3, 37])
+check_pool("gap_one", "GlobalAveragePool", [3, 4, 1, 1])
+check_pool("gap_3d", "GlobalAveragePool", [1, 3, 4, 5, 6])
 print("CPU_PATH", rt.get_build_info())
 print("RESULTS " + json.dumps(results))
 """
@@ -187,6 +192,6 @@ def test_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 2 * 58 + 10, sorted(r)
+    assert len(r) == 2 * 58 + 14, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"
