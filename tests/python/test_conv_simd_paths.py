@@ -145,9 +145,9 @@ check("dw_s2_56", [1, 5, 56, 56], 5, 3, dict(group=5, pads=[1, 1, 1, 1], strides
 check("dw_s2_odd", [2, 3, 27, 29], 3, 3, dict(group=3, pads=[1, 1, 1, 1], strides=[2, 2]))
 check("dw_s2_onesided", [1, 4, 14, 14], 4, 3, dict(group=4, pads=[0, 0, 1, 1], strides=[2, 2]))
 check("dw_s2_narrow", [1, 2, 6, 3], 4, 3, dict(group=2, pads=[1, 1, 1, 1], strides=[2, 2]))
-# Stride 2 on rows of three vectors or more (each vector's even/odd split
-# reused by the next): a last vector that is full (64 outputs, its shifted-in
-# element inside the row), pads of 2 and 0, height stride 1 and dilation 2.
+# Stride 2 on wide rows: a last vector that is full (64 outputs, its
+# shifted-in tap-2 element inside the row), pads of 2 and 0, height stride 1
+# and dilation 2.
 check("dw_s2_w128", [1, 3, 9, 128], 3, 3, dict(group=3, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
 check("dw_s2_wide_pads", [1, 2, 7, 100], 2, 3, dict(group=2, pads=[0, 2, 1, 0], strides=[1, 2], dilations=[2, 1]))
 
