@@ -145,6 +145,11 @@ check("dw_s2_56", [1, 5, 56, 56], 5, 3, dict(group=5, pads=[1, 1, 1, 1], strides
 check("dw_s2_odd", [2, 3, 27, 29], 3, 3, dict(group=3, pads=[1, 1, 1, 1], strides=[2, 2]))
 check("dw_s2_onesided", [1, 4, 14, 14], 4, 3, dict(group=4, pads=[0, 0, 1, 1], strides=[2, 2]))
 check("dw_s2_narrow", [1, 2, 6, 3], 4, 3, dict(group=2, pads=[1, 1, 1, 1], strides=[2, 2]))
+# Stride 2 on wide rows: a last vector that is full (64 outputs, its
+# shifted-in tap-2 element inside the row), pads of 2 and 0, height stride 1
+# and dilation 2.
+check("dw_s2_w128", [1, 3, 9, 128], 3, 3, dict(group=3, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
+check("dw_s2_wide_pads", [1, 2, 7, 100], 2, 3, dict(group=2, pads=[0, 2, 1, 0], strides=[1, 2], dilations=[2, 1]))
 
 # Float MaxPool / AveragePool planes (vectorised along rows at width strides
 # 1 and 2): pads, ceil_mode, count_include_pad, rows wider than a vector,
@@ -171,6 +176,11 @@ check_pool("avg3_s2_incl", "AveragePool", [2, 3, 17, 33], kernel_shape=[3, 3], s
            count_include_pad=1)
 check_pool("avg3_s1_pad", "AveragePool", [1, 4, 9, 21], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
 check_pool("avg_dil_w", "AveragePool", [1, 2, 9, 21], kernel_shape=[2, 2], dilations=[1, 2])
+# GlobalAveragePool's SIMD partial sums: MobileNetV2's 7x7, vector tails, one value, 3-D.
+check_pool("gap_7x7", "GlobalAveragePool", [2, 1280, 7, 7])
+check_pool("gap_tails", "GlobalAveragePool", [1, 5, 3, 37])
+check_pool("gap_one", "GlobalAveragePool", [3, 4, 1, 1])
+check_pool("gap_3d", "GlobalAveragePool", [1, 3, 4, 5, 6])
 print("CPU_PATH", rt.get_build_info())
 print("RESULTS " + json.dumps(results))
 """
@@ -182,6 +192,6 @@ def test_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 2 * 58 + 10, sorted(r)
+    assert len(r) == 2 * 60 + 14, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"

@@ -191,6 +191,28 @@ TEST(Sgemm, PackedOperandOfAnotherPathOrShapeIsIgnored) {
   sgemm::SetIsaForTesting(fastmath::BestIsa());
 }
 
+// Transpose on every path: whole 8x8 blocks, the row and column edges, and
+// strides wider than the block (a padded scratch into a tight output).
+TEST(Sgemm, TransposeOnEveryPath) {
+  for (const fastmath::Isa want : {fastmath::Isa::kBaseline, fastmath::Isa::kAvx2, fastmath::Isa::kAvx512}) {
+    if (sgemm::SetIsaForTesting(want) != want) continue;
+    for (const int64_t rows : {1, 7, 8, 9, 49, 64})
+      for (const int64_t cols : {1, 5, 8, 16, 37}) {
+        const int64_t lds = cols + 3, ldd = rows + 1;
+        std::vector<float> src(rows * lds), dst(cols * ldd, -7.f);
+        for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i);
+        sgemm::Transpose(rows, cols, src.data(), lds, dst.data(), ldd);
+        for (int64_t c = 0; c < cols; ++c) {
+          for (int64_t r = 0; r < rows; ++r)
+            ASSERT_EQ(dst[c * ldd + r], src[r * lds + c]) << fastmath::IsaName(want) << " " << rows << "x" << cols
+                                                          << " at (" << r << ", " << c << ")";
+          EXPECT_EQ(dst[c * ldd + rows], -7.f) << "wrote past row " << c << " of the output";
+        }
+      }
+  }
+  sgemm::SetIsaForTesting(fastmath::BestIsa());
+}
+
 }  // namespace
 }  // namespace onyx
 

@@ -91,6 +91,7 @@ struct Kernel {
   int64_t kc;
   void (*run_task)(const Args&, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
   void (*pack_whole)(bool left, bool trans, int64_t rows, int64_t K, const float* X, int64_t ld, float* dst);
+  void (*transpose)(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst, int64_t ldd);
 };
 
 }  // namespace
@@ -224,6 +225,16 @@ Packed PackA(bool trans_a, int64_t M, int64_t K, const float* A, int64_t lda) {
 
 Packed PackB(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb) {
   return Packed::Pack(false, trans_b, N, K, B, ldb);
+}
+
+void Transpose(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst, int64_t ldd) {
+  const Kernel* k = KernelFor(ActiveIsa());
+  if (k != nullptr) {
+    k->transpose(rows, cols, src, lds, dst, ldd);
+    return;
+  }
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t r = 0; r < rows; ++r) dst[c * ldd + r] = src[r * lds + c];
 }
 
 bool Usable(const Packed* p, bool left, int64_t rows, int64_t depth) {

@@ -129,6 +129,11 @@ void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
 // pre-packed operand, one or two rows (RowStream, 2-3x) or RowDot's case.
 bool Preferred(bool trans_b, int64_t M, int64_t N, int64_t K, bool a_packed, bool b_packed);
 
+// dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols: a product
+// computed transposed put back (Conv's transposed product on small images),
+// by 8x8 register blocks on the SIMD paths. src and dst must not overlap.
+void Transpose(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst, int64_t ldd);
+
 // Whether `p` can stand for the operand of this shape on the active path.
 bool Usable(const Packed* p, bool left, int64_t rows, int64_t depth);
 

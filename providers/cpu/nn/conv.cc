@@ -603,10 +603,13 @@ class ConvKernel final : public OpKernel {
                 pointwise ? nullptr : &src, nullptr);
     const int64_t off = (n * M + grp * Mg) * OS;
     ThreadPool::For(pool, Mg, std::max<int64_t>(1, 8192 / std::max<int64_t>(OS, 1)), [&](int64_t begin, int64_t end) {
+      sgemm::Transpose(OS, end - begin, yt + begin, ldt, yv + off + begin * OS, OS);
       for (int64_t m = begin; m < end; ++m) {
         float* yr = yv + off + m * OS;
-        const float* zr = zv ? zv + off + m * OS : nullptr;
-        for (int64_t j = 0; j < OS; ++j) yr[j] = yt[j * ldt + m] + (zr ? zr[j] : 0.f);
+        if (zv != nullptr) {
+          const float* zr = zv + off + m * OS;
+          for (int64_t j = 0; j < OS; ++j) yr[j] += zr[j];
+        }
         Epilogue<float>(yr, OS, bv ? bv[grp * Mg + m] : 0.f, act_);
       }
     });

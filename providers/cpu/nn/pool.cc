@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/fast_math.h"
 #include "providers/cpu/common/half_float.h"
 #include "providers/cpu/nn/depthwise_conv.h"
 #include "providers/cpu/quantization/qlinear_common.h"
@@ -350,6 +351,10 @@ class GlobalPoolKernel final : public OpKernel {
           const T* in = xv + p * inner;
           if constexpr (kKind == PoolKind::kMax) {
             yv[p] = *std::max_element(in, in + inner);
+          } else if constexpr (std::is_same<T, float>::value) {
+            // SIMD partial sums (a serial chain of adds was half the time of
+            // MobileNetV2's 1280 x 7x7 pool).
+            yv[p] = fastmath::SumArray(in, inner) / static_cast<float>(inner);
           } else {
             T sum = 0;
             for (int64_t i = 0; i < inner; ++i) sum += in[i];
