@@ -2,14 +2,16 @@
 """Per-operator profile of one benchmark case in onyxruntime and onnxruntime.
 
     PYTHONPATH=build/python .venv/bin/python tests/bench/op_profile.py --case gpt2-decode
-        [--batch 1] [--threads 1] [--runs 20] [--model-dir build/models] [--top 25] [--nodes]
+        [--batch 1] [--threads 1] [--runs 20] [--model-dir build/models] [--model FILE] [--top 25] [--nodes]
+        [--stat median|min] [--baseline-onyx PYTHONPATH]
 
 Each runtime runs in its own process with enable_profiling=True on the same
 model and seeded feeds as bench_suite.py; the two processes take turns, a few
 runs each (with a pause between, for the other's spinning workers to sleep),
 so a noisy neighbour slows both alike.
 For every run it sums the "Node" events' durations by op_name (and by node
-with --nodes); the table shows the medians (or minima) over the runs, the ratio Onyx/ORT,
+with --nodes); --model profiles another model file with the case's feeds
+(e.g. a variant of it); the table shows the medians (or minima) over the runs, the ratio Onyx/ORT,
 and the time outside kernels (the Python run call's wall time minus the sum of
 node times: executor overhead, allocations, binding).
 """
@@ -119,6 +121,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--model-dir", default=os.path.join(bench_suite.REPO_ROOT, "build", "models"))
+    ap.add_argument("--model", help="this model file instead of the case's (fed the case's inputs)")
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--nodes", action="store_true")
     ap.add_argument("--stat", choices=("median", "min"), default="median",
@@ -126,7 +129,7 @@ def main():
     ap.add_argument("--baseline-onyx", default="", metavar="PYTHONPATH",
                     help="compare with the onyxruntime under PYTHONPATH (another build) instead of onnxruntime")
     args = ap.parse_args()
-    model = bench_suite.ensure_case_model(args.case, args.model_dir, False)
+    model = args.model or bench_suite.ensure_case_model(args.case, args.model_dir, False)
     info = bench_suite.model_info_of(args.case, False)
     feeds = bench_suite.make_feeds(args.case, args.batch, info)
     with tempfile.TemporaryDirectory() as tmp:
