@@ -96,6 +96,8 @@ int main(int argc, char** argv) {
       {"small 16x16x16", 16, 16, 16, false, false, false},
       {"small 32x32x32", 32, 32, 32, false, false, false},
       {"tall 3136x64x64", 3136, 64, 64, false, false, false},
+      {"b8 1024x3072x768", 1024, 3072, 768, false, false, false},
+      {"b8 1024x768x3072", 1024, 768, 3072, false, false, false},
       {"lm head 1024x50257x768", 1024, 50257, 768, false, false, false},
       {"2048^3", 2048, 2048, 2048, false, false, false},
       {"2000^3", 2000, 2000, 2000, false, false, false},
