@@ -118,6 +118,9 @@ std::vector<Case> Cases() {
     }
   // Several MC / NC blocks.
   cases.push_back({400, 1100, 40, false, false, 1.f, 0.f, 1});
+  // Several row blocks over narrower column blocks (NC) and two K blocks,
+  // beta accumulated: the large-product loop (GPT-2's LM head, shrunk).
+  cases.push_back({200, 1100, 300, false, false, 1.f, 0.5f, 0});
   cases.push_back({1, 2100, 520, false, false, 1.f, 1.f, 0});
   // One row against a long transposed B (dot products, split over threads).
   cases.push_back({1, 2100, 519, false, true, 0.5f, 0.25f, 3});
