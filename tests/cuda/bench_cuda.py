@@ -114,19 +114,11 @@ def load_torch_eager():
         return None, "torch is not installed"
     if not torch.cuda.is_available():
         return None, "torch %s has no CUDA device" % torch.__version__
-    # TF32 off for matmuls and convolutions (cuDNN allows it by default): the new
-    # fp32_precision settings where torch has them (2.9+; mixing them with the
-    # legacy allow_tf32 flags is refused), else the legacy flags.
-    try:
-        torch.backends.cuda.matmul.fp32_precision = "ieee"
-        torch.backends.cudnn.conv.fp32_precision = "ieee"
-    except (AttributeError, RuntimeError):
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
     spec = importlib.util.spec_from_file_location("torch_eager", os.path.join(os.path.dirname(__file__),
                                                                              "torch_eager.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    mod.disable_tf32(torch)
     return torch, mod
 
 

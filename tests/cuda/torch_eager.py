@@ -265,6 +265,18 @@ class NumpyBackend:
         return (s / cnt).astype(x.dtype)
 
 
+def disable_tf32(torch):
+    """TF32 off for matmuls and convolutions (cuDNN allows it by default): the
+    fp32_precision settings where torch has them (2.9+; mixing them with the
+    legacy allow_tf32 flags is refused), else the legacy flags."""
+    try:
+        torch.backends.cuda.matmul.fp32_precision = "ieee"
+        torch.backends.cudnn.conv.fp32_precision = "ieee"
+    except (AttributeError, RuntimeError):
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+
+
 class TorchBackend:
     """The op primitives with torch on `device` (eager: one torch call per node)."""
 

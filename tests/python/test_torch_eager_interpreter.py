@@ -41,12 +41,7 @@ def _torch_backend():
         pytest.skip("torch is not installed")
     if not torch.cuda.is_available():
         pytest.skip("torch has no CUDA device")
-    try:
-        torch.backends.cuda.matmul.fp32_precision = "ieee"
-        torch.backends.cudnn.conv.fp32_precision = "ieee"
-    except (AttributeError, RuntimeError):
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
+    te.disable_tf32(torch)
     return te.TorchBackend("cuda")
 
 

@@ -19,6 +19,7 @@
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
 #include "providers/cpu/common/fast_math.h"
+#include "providers/cpu/nn/skip_layer_norm_inputs.h"
 #include "providers/kernel.h"
 
 namespace onyx {
@@ -37,46 +38,12 @@ class SkipLayerNormKernel final : public OpKernel {
   }
 
   Status Compute(KernelContext& ctx) const override {
-    const Tensor* x = nullptr;
-    const Tensor* skip = nullptr;
-    const Tensor* gamma = nullptr;
-    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
-    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &skip));
-    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(2, &gamma));
-    const int bias_at = simplified_ ? 3 : 4;
-    const Tensor* beta = !simplified_ && ctx.InputCount() > 3 ? ctx.Input(3) : nullptr;
-    const Tensor* bias = ctx.InputCount() > bias_at ? ctx.Input(bias_at) : nullptr;
+    SkipLayerNormInputs in;
+    ONYX_RETURN_IF_ERROR(ReadSkipLayerNormInputs(ctx, simplified_, op(), &in));
+    const Tensor *x = in.x, *skip = in.skip, *gamma = in.gamma, *beta = in.beta, *bias = in.bias;
     const Dims& xd = x->dims();
-    ONYX_CHECK_ARG(xd.size() == 2 || xd.size() == 3, op(), ": input 0 (input) must be 2-D or 3-D, got ",
-                   ShapeToString(xd));
-    const int64_t hidden = xd.back();
-    const Dims& sd = skip->dims();
-    // skip: input's shape, or (3-D input) its last two dims with an optional leading 1.
-    const bool same = sd == xd;
-    const bool per_seq = xd.size() == 3 && ((sd.size() == 3 && sd[0] == 1 && sd[1] == xd[1] && sd[2] == xd[2]) ||
-                                            (sd.size() == 2 && sd[0] == xd[1] && sd[1] == xd[2]));
-    ONYX_CHECK_ARG(same || per_seq, op(), ": input 1 (skip) of shape ", ShapeToString(sd),
-                   " must match input 0 (input) ", ShapeToString(xd),
-                   xd.size() == 3 ? " or its last two dimensions (with an optional leading 1)" : "");
-    auto check_vec = [&](const Tensor* t, int index, const char* name) -> Status {
-      if (t == nullptr) return Status::OK();
-      ONYX_CHECK_ARG(t->type() == x->type(), op(), ": input ", index, " (", name, ") has type ",
-                     ElemTypeName(t->type()), " but input 0 (input) has type ", ElemTypeName(x->type()));
-      ONYX_CHECK_ARG(t->rank() == 1 && t->dims()[0] == hidden, op(), ": input ", index, " (", name,
-                     ") of shape ", ShapeToString(t->dims()), " must be 1-D of length ", hidden,
-                     ", the hidden size (last dimension of input 0 (input) ", ShapeToString(xd), ")");
-      return Status::OK();
-    };
-    ONYX_CHECK_ARG(skip->type() == x->type(), op(), ": input 1 (skip) has type ",
-                   ElemTypeName(skip->type()), " but input 0 (input) has type ", ElemTypeName(x->type()));
-    ONYX_RETURN_IF_ERROR(check_vec(gamma, 2, "gamma"));
-    ONYX_RETURN_IF_ERROR(check_vec(beta, 3, "beta"));
-    ONYX_RETURN_IF_ERROR(check_vec(bias, bias_at, "bias"));
-
-    Dims stat_dims = xd;
-    stat_dims.back() = 1;
-    const int64_t rows = ShapeSize(Dims(xd.begin(), xd.end() - 1));
-    const int64_t skip_rows = same ? rows : xd[1];  // per_seq: skip row r % S
+    const Dims& stat_dims = in.stat_dims;
+    const int64_t hidden = in.hidden, rows = in.rows, skip_rows = in.skip_rows;
     return DispatchOver(SkipLnTypeSet{}, x->type(), op(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       using C = typename CalcType<T>::type;

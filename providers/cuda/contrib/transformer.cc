@@ -8,6 +8,7 @@
 #include <cmath>
 #include <memory>
 
+#include "providers/cpu/nn/skip_layer_norm_inputs.h"
 #include "providers/cuda/common/launch.h"
 #include "providers/cuda/contrib/transformer_launch.h"
 #include "providers/cuda/math/gemm.h"
@@ -134,41 +135,18 @@ class SkipLayerNormKernel final : public CudaKernel {
     return Status::OK();
   }
   Status Compute(KernelContext& ctx) const override {
-    const Tensor *x, *skip, *gamma;
-    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
-    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &skip));
-    ONYX_RETURN_IF_ERROR(ctx.RequiredInput(2, &gamma));
-    const int bias_at = kSimplified ? 3 : 4;
-    const Tensor* beta = !kSimplified && ctx.InputCount() > 3 ? ctx.Input(3) : nullptr;
-    const Tensor* bias = ctx.InputCount() > bias_at ? ctx.Input(bias_at) : nullptr;
+    SkipLayerNormInputs in;
+    ONYX_RETURN_IF_ERROR(ReadSkipLayerNormInputs(ctx, kSimplified, op(), &in));
+    const Tensor* x = in.x;
     const Dims& xd = x->dims();
-    ONYX_CHECK_ARG(xd.size() == 2 || xd.size() == 3, op(), ": input 0 (input) must be 2-D or 3-D, got ",
-                   ShapeToString(xd));
-    const int64_t hidden = xd.back();
-    const Dims& sd = skip->dims();
-    const bool same = sd == xd;
-    const bool per_seq = xd.size() == 3 && ((sd.size() == 3 && sd[0] == 1 && sd[1] == xd[1] && sd[2] == xd[2]) ||
-                                            (sd.size() == 2 && sd[0] == xd[1] && sd[1] == xd[2]));
-    ONYX_CHECK_ARG(same || per_seq, op(), ": input 1 (skip) of shape ", ShapeToString(sd),
-                   " must match input 0 (input) ", ShapeToString(xd),
-                   xd.size() == 3 ? " or its last two dimensions (with an optional leading 1)" : "");
-    ONYX_CHECK_ARG(skip->type() == x->type(), op(), ": input 1 (skip) has type ", ElemTypeName(skip->type()),
-                   " but input 0 (input) has type ", ElemTypeName(x->type()));
-    const std::pair<const Tensor*, int> vecs[] = {{gamma, 2}, {beta, 3}, {bias, bias_at}};
-    for (const auto& [v, index] : vecs)
-      ONYX_CHECK_ARG(v == nullptr || (v->type() == x->type() && v->rank() == 1 && v->dims()[0] == hidden), op(),
-                     ": input ", index, " of shape ", ShapeToString(v ? v->dims() : Dims()), " and type ",
-                     ElemTypeName(v ? v->type() : x->type()), " must be 1-D of length ", hidden, " and type ",
-                     ElemTypeName(x->type()));
-    Dims stat_dims = xd;
-    stat_dims.back() = 1;
-    const int64_t rows = ShapeSize(Dims(xd.begin(), xd.end() - 1));
+    const Dims& stat_dims = in.stat_dims;
     Tensor* y = ctx.Output(0, xd, x->type());
     Tensor* mean = ctx.OutputCount() > 1 ? ctx.Output(1, stat_dims, ElemType::kFloat) : nullptr;
     Tensor* inv = ctx.OutputCount() > 2 ? ctx.Output(2, stat_dims, ElemType::kFloat) : nullptr;
     Tensor* sum = ctx.OutputCount() > 3 ? ctx.Output(3, xd, x->type()) : nullptr;
-    return LaunchSkipLayerNorm(x->type(), kSimplified, rows, hidden, same ? rows : xd[1], epsilon_, x->raw(),
-                               skip->raw(), gamma->raw(), beta ? beta->raw() : nullptr, bias ? bias->raw() : nullptr,
+    return LaunchSkipLayerNorm(x->type(), kSimplified, in.rows, in.hidden, in.skip_rows, epsilon_, x->raw(),
+                               in.skip->raw(), in.gamma->raw(), in.beta ? in.beta->raw() : nullptr,
+                               in.bias ? in.bias->raw() : nullptr,
                                y ? y->raw() : nullptr, sum ? sum->raw() : nullptr,
                                mean ? mean->data<float>() : nullptr, inv ? inv->data<float>() : nullptr, stream());
   }
