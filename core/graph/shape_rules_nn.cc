@@ -278,6 +278,50 @@ Status Pool(InferContext& ctx) {
   return Status::OK();
 }
 
+// onnxruntime's com.microsoft QLinearConv: ONNX QLinearConv's inputs (x,
+// x_scale, x_zero_point, w, ..., y_zero_point, B); channels_last=1 makes x
+// [N, spatial..., C] and y [N, out..., M]. y has y_zero_point's type.
+Status QLinearConvContrib(InferContext& ctx) {
+  const ElemType e = ctx.InputElem(7);
+  if (e == ElemType::kUndefined) return Status::OK();
+  if (!ctx.HasShape(0)) {
+    ctx.SetTensor(0, e);
+    return Status::OK();
+  }
+  const bool cl = ctx.node().AttrInt("channels_last", 0) != 0;
+  const auto& x = ctx.Dims(0);
+  if (x.size() < 3)
+    return ctx.Fail(StrCat("input x must have rank >= 3 (", cl ? "N, spatial..., C" : "N, C, spatial...",
+                           "), got input shapes ", ctx.InputShapes()));
+  const size_t n = x.size() - 2;
+  std::vector<int64_t> kernel = ctx.node().AttrInts("kernel_shape");
+  const bool w_shape = ctx.HasShape(3) && ctx.Dims(3).size() == x.size();
+  if (kernel.empty() && w_shape) {
+    for (size_t i = 0; i < n; ++i) {
+      const Dim& d = ctx.Dims(3)[i + 2];
+      if (!d.known()) { kernel.clear(); break; }
+      kernel.push_back(d.value);
+    }
+  }
+  if (kernel.empty()) {
+    ctx.SetTensor(0, e);
+    return Status::OK();
+  }
+  ConvAttrs a;
+  std::string err;
+  if (!ReadConvAttrs(ctx, n, kernel, &a, &err)) return ctx.Fail(err);
+  std::vector<Dim> sp;
+  ONYX_RETURN_IF_ERROR(SpatialOut(ctx, std::vector<Dim>(x.begin() + (cl ? 1 : 2), x.end() - (cl ? 1 : 0)), a, false,
+                                  &sp));
+  const Dim m = w_shape ? ctx.Dims(3)[0] : Dim{};
+  std::vector<Dim> out{x[0]};
+  if (!cl) out.push_back(m);
+  out.insert(out.end(), sp.begin(), sp.end());
+  if (cl) out.push_back(m);
+  ctx.SetTensor(0, e, out);
+  return Status::OK();
+}
+
 Status GlobalPool(InferContext& ctx) {
   ElemType e;
   if (!StartShapedRule(ctx, &e)) return Status::OK();
@@ -315,6 +359,7 @@ void RegisterNnRules(RuleMap& m) {
   m["Conv"] = Conv;
   // onnxruntime's Conv + activation (+ sum): Conv's shapes.
   m["com.microsoft:FusedConv"] = Conv;
+  m["com.microsoft:QLinearConv"] = QLinearConvContrib;
   m["ConvTranspose"] = ConvTranspose;
   m["MaxPool"] = Pool;
   m["AveragePool"] = Pool;

@@ -49,23 +49,35 @@ Status ParseConvAttrs(const KernelInfo& info, const char* op, conv::Attrs* a) {
   return conv::CheckPadsCount(a->pads, op);
 }
 
+// x's dims as [N, C, spatial...]: channels-last x is [N, spatial..., C].
+Dims ChannelsFirst(const Dims& d, bool channels_last) {
+  if (!channels_last || d.size() < 3) return d;
+  Dims out{d[0], d.back()};
+  out.insert(out.end(), d.begin() + 1, d.end() - 1);
+  return out;
+}
+
 // Checks x and w against each other and the attributes; fills the geometry
-// and the output dims [N, M, out...].
-Status ResolveShapes(const conv::Names& nm, const conv::Attrs& a, const Tensor& x, const Tensor& w, conv::Geom* g,
-                     Dims* yd) {
-  const Dims& xd = x.dims();
+// and the output dims [N, M, out...] ([N, out..., M] channels-last).
+Status ResolveShapes(const conv::Names& nm, const conv::Attrs& a, const Tensor& x, const Tensor& w, bool channels_last,
+                     conv::Geom* g, Dims* yd) {
+  const Dims xd = ChannelsFirst(x.dims(), channels_last);
+  const std::string xs = ShapeToString(x.dims());
   const Dims& wd = w.dims();
-  ONYX_CHECK_ARG(xd.size() >= 3, nm.op, ": ", nm.x, " ", ShapeToString(xd), " must have rank >= 3 (N, C, spatial...)");
+  ONYX_CHECK_ARG(xd.size() >= 3, nm.op, ": ", nm.x, " ", xs, " must have rank >= 3 (",
+                 channels_last ? "N, spatial..., C" : "N, C, spatial...", ")");
   ONYX_CHECK_ARG(wd.size() == xd.size(), nm.op, ": ", nm.w, " ", ShapeToString(wd), " must have the rank of ", nm.x,
-                 " ", ShapeToString(xd));
+                 " ", xs);
   const int64_t C = xd[1], M = wd[0];
-  ONYX_CHECK_ARG(C == wd[1] * a.group, nm.op, ": ", nm.x, " ", ShapeToString(xd), " has ", C, " channels but ", nm.w,
-                 " ", ShapeToString(wd), " expects ", wd[1] * a.group, " (group ", a.group, ")");
+  ONYX_CHECK_ARG(C == wd[1] * a.group, nm.op, ": ", nm.x, " ", xs, " has ", C, " channels but ", nm.w, " ",
+                 ShapeToString(wd), " expects ", wd[1] * a.group, " (group ", a.group, ")");
   ONYX_CHECK_ARG(M % a.group == 0, nm.op, ": ", nm.w, " ", ShapeToString(wd), " has ", M,
                  " output channels, not a multiple of group ", a.group);
   ONYX_RETURN_IF_ERROR(conv::ResolveConv(nm, xd, wd, a, g));
-  *yd = {xd[0], M};
+  *yd = {xd[0]};
+  if (!channels_last) yd->push_back(M);
   yd->insert(yd->end(), g->out.begin(), g->out.end());
+  if (channels_last) yd->push_back(M);
   return Status::OK();
 }
 
@@ -273,11 +285,12 @@ void TapAddresses(const uint8_t* x, int64_t C, const conv::Geom& g, const uint8_
 }
 
 // Accumulate (below) with output positions as the GEMM's rows; `packed`: w
-// packed by PackConvWeights (null: packed now).
-Status AccumulateByPosition(KernelContext& ctx, int64_t group, const Tensor& x, int32_t zx, const Tensor& w,
-                            const std::vector<int32_t>& zw, const conv::Geom& g,
+// packed by PackConvWeights (null: packed now). Channels-last x is read in
+// place when no channels need padding.
+Status AccumulateByPosition(KernelContext& ctx, int64_t group, const Tensor& x, bool channels_last, int32_t zx,
+                            const Tensor& w, const std::vector<int32_t>& zw, const conv::Geom& g,
                             const std::vector<int8gemm::PackedB>* packed, const ConvEpilogue& emit) {
-  const int64_t N = x.dims()[0], C = x.dims()[1], M = w.dims()[0];
+  const int64_t N = x.dims()[0], C = channels_last ? x.dims().back() : x.dims()[1], M = w.dims()[0];
   const int64_t Cg = C / group, Mg = M / group, OS = g.out_size;
   // Channels per group and in all of the channels-last copy of x (padded:
   // PaddedChannels), values of K per output position.
@@ -293,7 +306,8 @@ Status AccumulateByPosition(KernelContext& ctx, int64_t group, const Tensor& x, 
   const uint8_t* xv = static_cast<const uint8_t*>(x.raw());
   ThreadPool* pool = ctx.threads();
   thread_local std::vector<uint8_t> xt, rows;
-  xt.resize(static_cast<size_t>(Ct * g.in_size));
+  const bool in_place = channels_last && Ct == C;
+  if (!in_place) xt.resize(static_cast<size_t>(Ct * g.in_size));
   // The GEMM reads the taps where they lie in x (by address) when each group
   // of 4 values of K lies in one tap; else they are gathered into `rows`.
   // (A 1x1 kernel's rows are x's own: packed from there when they serve
@@ -303,20 +317,27 @@ Status AccumulateByPosition(KernelContext& ctx, int64_t group, const Tensor& x, 
   if (!pointwise && !pack_taps) rows.resize(static_cast<size_t>(OS * Kc));
   const std::vector<uint8_t> pad_row(static_cast<size_t>(Cp), pad);
   std::vector<int32_t> off(static_cast<size_t>(Mg));
-  uint8_t* const xtp = xt.data();
   uint8_t* const rowp = rows.data();
   for (int64_t n = 0; n < N; ++n) {
     if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, "QLinearConv: run terminated on request");
-    TransposeBytes(xv + n * C * g.in_size, C, g.in_size, xtp, Ct, pool);
-    if (Ct > C)
-      for (int64_t p = 0; p < g.in_size; ++p) std::memset(xtp + p * Ct + C, pad, static_cast<size_t>(Ct - C));
+    const uint8_t* xn = xv + n * C * g.in_size;  // image n, channels-last with Ct channels
+    if (!in_place) {
+      uint8_t* const xtp = xt.data();
+      if (channels_last)
+        for (int64_t p = 0; p < g.in_size; ++p) std::memcpy(xtp + p * Ct, xn + p * C, static_cast<size_t>(C));
+      else
+        TransposeBytes(xn, C, g.in_size, xtp, Ct, pool);
+      if (Ct > C)
+        for (int64_t p = 0; p < g.in_size; ++p) std::memset(xtp + p * Ct + C, pad, static_cast<size_t>(Ct - C));
+      xn = xtp;
+    }
     for (int64_t grp = 0; grp < group; ++grp) {
       int8gemm::GemmArgs args;
       args.M = OS;
-      args.a = xtp + grp * Cp;
+      args.a = xn + grp * Cp;
       args.lda = Ct;
       if (pack_taps) {
-        const uint8_t* xg = xtp + grp * Cp;
+        const uint8_t* xg = xn + grp * Cp;
         args.a_rows = [&, xg](int64_t p0, int64_t p1, const uint8_t** out) {
           TapAddresses(xg, Ct, g, pad_row.data(), p0, p1, out);
         };
@@ -324,7 +345,7 @@ Status AccumulateByPosition(KernelContext& ctx, int64_t group, const Tensor& x, 
       } else if (!pointwise) {
         ThreadPool::For(pool, OS, std::max<int64_t>(1, 16384 / std::max<int64_t>(Kc, 1)),
                         [&](int64_t begin, int64_t end) {
-                          GatherTaps(xtp + grp * Cp, Ct, Cp, g, pad, begin, end, rowp);
+                          GatherTaps(xn + grp * Cp, Ct, Cp, g, pad, begin, end, rowp);
                         });
         args.a = rowp;
         args.lda = Kc;
@@ -359,22 +380,32 @@ Status AccumulateByPosition(KernelContext& ctx, int64_t group, const Tensor& x, 
 // UsePositionRows, else per (image, group) one int8gemm::Gemm of w [Mg, Kc]
 // by the im2col columns of x [Kc, out] (x itself for a 1x1, stride-1,
 // unpadded kernel), whose padding reads as zx. `packed`: w as
-// ConstantConvWeights packed it (null: packed now where needed).
-Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, const Tensor& x, int32_t zx,
-                  const Tensor& w, const std::vector<int32_t>& zw, const conv::Geom& g,
+// ConstantConvWeights packed it (null: packed now where needed);
+// `channels_last`: x is [N, spatial..., C] (the output's layout is emit's).
+Status Accumulate(KernelContext& ctx, const conv::Names& nm, int64_t group, const Tensor& x, bool channels_last,
+                  int32_t zx, const Tensor& w, const std::vector<int32_t>& zw, const conv::Geom& g,
                   const std::vector<int8gemm::PackedB>* packed, const ConvEpilogue& emit) {
-  const int64_t N = x.dims()[0], C = x.dims()[1], M = w.dims()[0];
+  const int64_t N = x.dims()[0], C = channels_last ? x.dims().back() : x.dims()[1], M = w.dims()[0];
   const int64_t Cg = C / group, Mg = M / group, Kc = Cg * g.kvol, OS = g.out_size;
   ONYX_CHECK_ARG(FitsBlasInt(Mg) && FitsBlasInt(Kc) && FitsBlasInt(OS), nm.op, ": ", nm.x, " ",
                  ShapeToString(x.dims()), " and ", nm.w, " ", ShapeToString(w.dims()), " are too large for one GEMM");
   if (N * M * OS == 0) return Status::OK();
   for (const Tensor* t : {&x, &w})
     ONYX_RETURN_IF_ERROR(DispatchOver(Int8TypeSet{}, t->type(), nm.op, [](auto) { return Status::OK(); }));
-  if (UsePositionRows(w.dims(), group)) return AccumulateByPosition(ctx, group, x, zx, w, zw, g, packed, emit);
+  if (UsePositionRows(w.dims(), group))
+    return AccumulateByPosition(ctx, group, x, channels_last, zx, w, zw, g, packed, emit);
   const bool pointwise = IsPointwise(g);
   const bool x_signed = x.type() == ElemType::kInt8;
   const uint8_t pad = static_cast<uint8_t>(zx);  // zx's own bit pattern in x's type
   const uint8_t* xv = static_cast<const uint8_t*>(x.raw());
+  // This path reads channel planes: channels-last x goes channels-first once.
+  thread_local std::vector<uint8_t> planes;
+  if (channels_last) {
+    planes.resize(static_cast<size_t>(N * C * g.in_size));
+    for (int64_t n = 0; n < N; ++n)
+      TransposeBytes(xv + n * C * g.in_size, g.in_size, C, planes.data() + n * C * g.in_size, g.in_size, ctx.threads());
+    xv = planes.data();
+  }
   const uint8_t* wv = static_cast<const uint8_t*>(w.raw());
   // One (image, group); `pool` (may be null) parallelises inside it.
   auto unit = [&](int64_t u, std::vector<uint8_t>* cols, ThreadPool* pool) {
@@ -467,7 +498,7 @@ class ConvIntegerKernel final : public OpKernel {
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(1, &w));
     conv::Geom g;
     Dims yd;
-    ONYX_RETURN_IF_ERROR(ResolveShapes(nm, attrs_, *x, *w, &g, &yd));
+    ONYX_RETURN_IF_ERROR(ResolveShapes(nm, attrs_, *x, *w, false, &g, &yd));
     std::vector<int32_t> zx, zw;
     ONYX_RETURN_IF_ERROR(qlinear::ReadZeroPoints(ctx.Input(2), x, nm.op, 2, "x_zero_point", -1, "", 1, &zx));
     ONYX_RETURN_IF_ERROR(qlinear::ReadZeroPoints(ctx.Input(3), w, nm.op, 3, "w_zero_point", yd[1],
@@ -476,7 +507,7 @@ class ConvIntegerKernel final : public OpKernel {
     if (y == nullptr) return Status::OK();
     int32_t* yv = y->data<int32_t>();
     const int64_t M = yd[1], OS = g.out_size;
-    return Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g, weights_.Get(*w),
+    return Accumulate(ctx, nm, attrs_.group, *x, false, zx[0], *w, zw, g, weights_.Get(*w),
                       [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t sm,
                           int64_t sp, const int32_t* off) {
                         for (int64_t m = m0; m < m1; ++m) {
@@ -493,10 +524,14 @@ class ConvIntegerKernel final : public OpKernel {
   ConstantConvWeights weights_;
 };
 
+// The ONNX operator, and onnxruntime's com.microsoft one whose attribute
+// channels_last=1 makes x [N, spatial..., C] and y [N, out..., M] (what
+// optimizer/nhwc_transformer.cc writes between channels-last neighbours).
 class QLinearConvKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo& info) {
     ONYX_RETURN_IF_ERROR(ParseConvAttrs(info, "QLinearConv", &attrs_));
+    channels_last_ = info.AttrInt("channels_last", 0) != 0;
     weights_.Init(info, 3, attrs_.group);
     return Status::OK();
   }
@@ -511,8 +546,8 @@ class QLinearConvKernel final : public OpKernel {
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(7, &yz));
     conv::Geom g;
     Dims yd;
-    ONYX_RETURN_IF_ERROR(ResolveShapes(nm, attrs_, *x, *w, &g, &yd));
-    const int64_t M = yd[1];
+    ONYX_RETURN_IF_ERROR(ResolveShapes(nm, attrs_, *x, *w, channels_last_, &g, &yd));
+    const int64_t M = w->dims()[0];
     const char* per_m = " (one per output channel)";
     std::vector<float> xs, ws, ys;
     std::vector<int32_t> zx, zw, zy;
@@ -542,7 +577,8 @@ class QLinearConvKernel final : public OpKernel {
     return DispatchOver(Int8TypeSet{}, yz->type(), nm.op, [&](auto tag) -> Status {
       using TY = typename decltype(tag)::type;
       TY* yv = y->data<TY>();
-      return Accumulate(ctx, nm, attrs_.group, *x, zx[0], *w, zw, g, weights_.Get(*w),
+      const bool cl = channels_last_;
+      return Accumulate(ctx, nm, attrs_.group, *x, cl, zx[0], *w, zw, g, weights_.Get(*w),
                         [&](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1, const int32_t* c, int64_t sm,
                             int64_t sp, const int32_t* off) {
                           // The bias with the epilogue's offsets, wrapping.
@@ -551,15 +587,30 @@ class QLinearConvKernel final : public OpKernel {
                           for (int64_t m = m0; m < m1; ++m)
                             bias[m - m0] = static_cast<int32_t>(static_cast<uint32_t>(bv ? bv[m] : 0) +
                                                                 static_cast<uint32_t>(off ? off[m - m0] : 0));
+                          // Rows of channels (sp == 1) or of positions; a block
+                          // whose rows are not y's goes in transposed.
+                          thread_local std::vector<TY> block;
                           if (sp == 1) {
+                            if (!cl) {
+                              for (int64_t m = m0; m < m1; ++m)
+                                int8gemm::RequantizeFloat<TY>(c + (m - m0) * sm, p1 - p0, bias[m - m0], &mult[m],
+                                                              false, zy[0], yv + (n * M + m) * OS + p0);
+                              return;
+                            }
+                            block.resize(static_cast<size_t>((p1 - p0) * (m1 - m0)));
                             for (int64_t m = m0; m < m1; ++m)
-                              int8gemm::RequantizeFloat<TY>(c + (m - m0) * sm, p1 - p0, bias[m - m0], &mult[m], false,
-                                                            zy[0], yv + (n * M + m) * OS + p0);
+                              int8gemm::RequantizeFloat<TY>(c + (m - m0) * sm, p1 - p0, bias[m - m0], &mult[m],
+                                                            false, zy[0], block.data() + (m - m0) * (p1 - p0));
+                            TransposeBytes(reinterpret_cast<const uint8_t*>(block.data()), m1 - m0, p1 - p0,
+                                           reinterpret_cast<uint8_t*>(yv + (n * OS + p0) * M + m0), M, nullptr);
                             return;
                           }
-                          // Rows of channels: requantized into a block of its own,
-                          // which goes into y's channel planes transposed.
-                          thread_local std::vector<TY> block;
+                          if (cl) {
+                            int8gemm::RequantizeFloatColumns<TY>(c, sp, p1 - p0, m1 - m0, bias.data(),
+                                                                 mult.data() + m0, zy[0],
+                                                                 yv + (n * OS + p0) * M + m0, M);
+                            return;
+                          }
                           block.resize(static_cast<size_t>((p1 - p0) * (m1 - m0)));
                           int8gemm::RequantizeFloatColumns<TY>(c, sp, p1 - p0, m1 - m0, bias.data(), mult.data() + m0,
                                                                zy[0], block.data(), m1 - m0);
@@ -571,6 +622,7 @@ class QLinearConvKernel final : public OpKernel {
 
  private:
   conv::Attrs attrs_;
+  bool channels_last_ = false;
   ConstantConvWeights weights_;
 };
 
@@ -578,5 +630,6 @@ class QLinearConvKernel final : public OpKernel {
 
 ONYX_REGISTER_KERNEL(ConvIntegerKernel, "", "ConvInteger", 10, kMaxVersion, Int8TypeSet::ElemTypes());
 ONYX_REGISTER_KERNEL(QLinearConvKernel, "", "QLinearConv", 10, kMaxVersion, Int8TypeSet::ElemTypes());
+ONYX_REGISTER_KERNEL(QLinearConvKernel, "com.microsoft", "QLinearConv", 1, kMaxVersion, Int8TypeSet::ElemTypes());
 
 }  // namespace onyx
