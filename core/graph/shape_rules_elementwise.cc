@@ -305,6 +305,17 @@ void RegisterElementwiseRules(RuleMap& m) {
                          "com.microsoft:QLinearSoftmax"})
     m[op] = SameAsInput0;
   m["BatchNormalization"] = BatchNorm;
+  // Our quantized BatchNormalization (providers/cpu/quantization/qlinear_batch_norm.cc):
+  // X's shape, Y_zero_point's (input 8) type.
+  m["com.onyxruntime:QLinearBatchNormalization"] = [](InferContext& c) {
+    const ElemType e = c.InputElem(8);
+    if (e == ElemType::kUndefined) return Status::OK();
+    if (c.HasShape(0))
+      c.SetTensor(0, e, c.Dims(0));
+    else
+      c.SetTensor(0, e);
+    return Status::OK();
+  };
 }
 
 }  // namespace shape_inference

@@ -21,6 +21,7 @@ const std::vector<Entry>& Entries() {
       // DequantizeLinear into a float initializer before the fusion saw the
       // group; the DequantizeLinears left unfused fold as usual.
       {{"qdq_fusion", "QDQSelectorActionTransformer", kOptimizeExtended}, optimizer::FuseQdq},
+      {{"qdq_batch_norm_fusion", "QdqBatchNormFusion", kOptimizeExtended}, optimizer::FuseQdqBatchNorm},
       {{"identity_elimination", "EliminateIdentity", kOptimizeBasic}, optimizer::EliminateIdentities},
       {{"shape_folding", "ShapeToInitializer", kOptimizeBasic}, optimizer::FoldShapes},
       {{"constant_folding", "ConstantFolding", kOptimizeBasic}, optimizer::FoldConstants},

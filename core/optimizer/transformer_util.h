@@ -27,6 +27,7 @@ Status FuseMatMulAdd(Graph& graph, const OptimizerContext& ctx, bool* changed);/
 Status FuseMatMulIntegerToFloat(Graph& graph, const OptimizerContext& ctx, bool* changed);// matmul_integer_to_float_fusion.cc
 Status FuseMatMulScale(Graph& graph, const OptimizerContext& ctx, bool* changed);// matmul_scale_fusion.cc
 Status FuseQdq(Graph& graph, const OptimizerContext& ctx, bool* changed);// qdq_fusion.cc
+Status FuseQdqBatchNorm(Graph& graph, const OptimizerContext& ctx, bool* changed);// qdq_batch_norm_fusion.cc
 Status FuseLayerNorm(Graph& graph, const OptimizerContext& ctx, bool* changed);// layer_norm_fusion.cc
 Status FuseSkipLayerNorm(Graph& graph, const OptimizerContext& ctx, bool* changed);// skip_layer_norm_fusion.cc
 Status FuseGelu(Graph& graph, const OptimizerContext& ctx, bool* changed);// gelu_fusion.cc

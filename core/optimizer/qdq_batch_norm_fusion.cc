@@ -1,0 +1,105 @@
+// qdq_batch_norm_fusion (extended): the float island a quantizer leaves around
+// a BatchNormalization it did not fold into a conv,
+//   DequantizeLinear -> BatchNormalization -> [Relu] -> QuantizeLinear,
+// becomes one com.onyxruntime QLinearBatchNormalization (version 1), which
+// takes the same steps per element in one pass over 8-bit data, bit for bit
+// (providers/cpu/quantization/qlinear_batch_norm.cc), instead of three or four
+// passes over float tensors four times the size. onnxruntime's static
+// quantizer writes this group for models whose BatchNormalization was not
+// fused before quantization (QOperator ResNets exported in training mode).
+//
+// Only with 8-bit codes in and out, per-tensor float scales and zero points
+// that are constant initializers (Q's zero point present: it gives the output
+// type), an inference-mode BatchNormalization (spatial, one output) whose
+// four parameters are constant float vectors of one length, and each
+// intermediate value read by the next node only.
+#include "core/optimizer/transformer_util.h"
+
+namespace onyx {
+namespace optimizer {
+namespace {
+
+constexpr const char* kOnyxDomain = "com.onyxruntime";
+
+bool Is8Bit(ElemType e) { return e == ElemType::kUint8 || e == ElemType::kInt8; }
+
+// Input `scale` (and `zp`, which may be absent when `zp_required` is false)
+// are constant one-element initializers: a float scale, an 8-bit zero point.
+bool PerTensorParams(const Graph& graph, const Node& n, bool zp_required) {
+  if (n.inputs.size() < 2 || n.outputs.size() != 1) return false;
+  const Tensor* s = ConstantInitializer(graph, n.inputs[1]);
+  if (s == nullptr || s->type() != ElemType::kFloat || s->size() != 1 || s->rank() > 1) return false;
+  const bool has_zp = n.inputs.size() > 2 && !n.inputs[2].empty();
+  if (!has_zp) return !zp_required;
+  const Tensor* z = ConstantInitializer(graph, n.inputs[2]);
+  return z != nullptr && Is8Bit(z->type()) && z->size() == 1 && z->rank() <= 1;
+}
+
+bool InferenceBatchNorm(const Graph& graph, const Node& bn) {
+  if (!IsOnnxOp(bn, "BatchNormalization") || bn.inputs.size() != 5 || bn.outputs.empty()) return false;
+  for (size_t i = 1; i < bn.outputs.size(); ++i)
+    if (!bn.outputs[i].empty()) return false;
+  if (bn.AttrInt("training_mode", 0) != 0 || bn.AttrInt("spatial", 1) != 1 || bn.AttrInt("is_test", 1) != 1)
+    return false;
+  int64_t c = -1;
+  for (size_t i = 1; i < 5; ++i) {
+    const Tensor* t = ConstantInitializer(graph, bn.inputs[i]);
+    if (t == nullptr || t->type() != ElemType::kFloat || t->rank() != 1) return false;
+    if (c >= 0 && t->dims()[0] != c) return false;
+    c = t->dims()[0];
+  }
+  return true;
+}
+
+// Node `i` is the QuantizeLinear that ends a group: fuses it.
+bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
+  const Node& q = graph.nodes[i];
+  if (!IsOnnxOp(q, "QuantizeLinear") || !PerTensorParams(graph, q, true) || q.Attr("output_dtype")) return false;
+  if (!Is8Bit(TensorElemType(graph, q.outputs[0]))) return false;
+  int at = idx.Producer(q.inputs[0]);
+  if (at < 0 || !idx.HasSingleUse(q.inputs[0])) return false;
+  std::vector<int> pattern;
+  bool relu = false;
+  if (IsOnnxOp(graph.nodes[at], "Relu")) {
+    relu = true;
+    pattern.push_back(at);
+    const std::string& in = graph.nodes[at].inputs[0];
+    at = idx.Producer(in);
+    if (at < 0 || !idx.HasSingleUse(in)) return false;
+  }
+  const Node& bn = graph.nodes[at];
+  if (!InferenceBatchNorm(graph, bn)) return false;
+  pattern.push_back(at);
+  const int d = idx.Producer(bn.inputs[0]);
+  if (d < 0 || !idx.HasSingleUse(bn.inputs[0])) return false;
+  const Node& dq = graph.nodes[d];
+  if (!IsOnnxOp(dq, "DequantizeLinear") || !PerTensorParams(graph, dq, false)) return false;
+  if (!Is8Bit(TensorElemType(graph, dq.inputs[0])) || TensorElemType(graph, dq.outputs[0]) != ElemType::kFloat)
+    return false;
+  if (TensorRank(graph, dq.inputs[0]) < 2) return false;
+  pattern.push_back(d);
+  pattern.push_back(static_cast<int>(i));
+
+  Node fused;
+  fused.inputs = {dq.inputs[0], dq.inputs[1], dq.inputs.size() > 2 ? dq.inputs[2] : std::string(),
+                  bn.inputs[1], bn.inputs[2], bn.inputs[3], bn.inputs[4], q.inputs[1], q.inputs[2]};
+  fused.outputs = {q.outputs[0]};
+  fused.name = bn.name + "/QLinearBatchNormalization";
+  fused.op_type = "QLinearBatchNormalization";
+  fused.domain = kOnyxDomain;
+  fused.since_version = 1;
+  fused.attrs["epsilon"] = FloatAttr(bn.AttrFloat("epsilon", 1e-5f));
+  if (relu) fused.attrs["activation"] = StringAttr("Relu");
+  ReplacePattern(graph, pattern, std::move(fused));
+  return true;
+}
+
+}  // namespace
+
+Status FuseQdqBatchNorm(Graph& graph, const OptimizerContext&, bool* changed) {
+  RewriteNodes(graph, changed, TryFuse);
+  return Status::OK();
+}
+
+}  // namespace optimizer
+}  // namespace onyx
