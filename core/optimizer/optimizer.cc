@@ -42,6 +42,9 @@ const std::vector<Entry>& Entries() {
       {{"attention_fusion", "AttentionFusion", kOptimizeExtended}, optimizer::FuseAttention},
       // After attention_fusion, which takes the scaled scores' Div in whole.
       {{"matmul_scale_fusion", "MatMulScaleFusion", kOptimizeExtended}, optimizer::FuseMatMulScale},
+      // Layout: after the fusions, which look for the operators in their
+      // [N, C, ...] form.
+      {{"nhwc_transformer", "NhwcTransformer", kOptimizeLayout}, optimizer::TransformNhwc},
   };
   return kEntries;
 }
@@ -60,17 +63,31 @@ Status OptimizeOne(Graph& graph, const std::vector<const Entry*>& active, const 
         if (sg) ONYX_RETURN_IF_ERROR(OptimizeOne(*sg, active, ctx));
     }
   }
-  for (int round = 0; round < kMaxRounds; ++round) {
-    bool changed = false;
-    for (const Entry* e : active) {
-      bool c = false;
-      Status s = e->fn(graph, ctx, &c);
-      if (!s.ok())
-        return Status(s.code(), StrCat("graph optimizer '", e->info.name, "' on graph '", graph.name, "': ", s.message()));
-      changed = changed || c;
+  auto run = [&](const Entry* e, bool* changed) -> Status {
+    bool c = false;
+    Status s = e->fn(graph, ctx, &c);
+    if (!s.ok())
+      return Status(s.code(), StrCat("graph optimizer '", e->info.name, "' on graph '", graph.name, "': ", s.message()));
+    *changed = *changed || c;
+    return Status::OK();
+  };
+  // The others to their fixpoint first, then each layout transformer once
+  // (they rewrite the operators the others look for), then the others again
+  // on what the layout left (Transposes to merge, ...).
+  auto rounds = [&]() -> Status {
+    for (int round = 0; round < kMaxRounds; ++round) {
+      bool changed = false;
+      for (const Entry* e : active)
+        if (e->info.level < kOptimizeLayout) ONYX_RETURN_IF_ERROR(run(e, &changed));
+      if (!changed) break;
     }
-    if (!changed) break;
-  }
+    return Status::OK();
+  };
+  ONYX_RETURN_IF_ERROR(rounds());
+  bool layout_changed = false;
+  for (const Entry* e : active)
+    if (e->info.level >= kOptimizeLayout) ONYX_RETURN_IF_ERROR(run(e, &layout_changed));
+  if (layout_changed) ONYX_RETURN_IF_ERROR(rounds());
   optimizer::RemoveUnusedInitializers(graph);
   return Status::OK();
 }

@@ -37,6 +37,7 @@ Status FuseAttention(Graph& graph, const OptimizerContext& ctx, bool* changed);/
 Status OptimizeTransposes(Graph& graph, const OptimizerContext& ctx, bool* changed);// transpose_optimizer.cc
 Status FuseReshapes(Graph& graph, const OptimizerContext& ctx, bool* changed);// reshape_fusion.cc
 Status EliminateCasts(Graph& graph, const OptimizerContext& ctx, bool* changed);// cast_elimination.cc
+Status TransformNhwc(Graph& graph, const OptimizerContext& ctx, bool* changed);// nhwc_transformer.cc
 
 // The opset a fused contrib node (com.microsoft) carries.
 constexpr const char* kMsDomain = "com.microsoft";
