@@ -21,7 +21,6 @@ const std::vector<Entry>& Entries() {
       // DequantizeLinear into a float initializer before the fusion saw the
       // group; the DequantizeLinears left unfused fold as usual.
       {{"qdq_fusion", "QDQSelectorActionTransformer", kOptimizeExtended}, optimizer::FuseQdq},
-      {{"qdq_batch_norm_fusion", "QdqBatchNormFusion", kOptimizeExtended}, optimizer::FuseQdqBatchNorm},
       {{"identity_elimination", "EliminateIdentity", kOptimizeBasic}, optimizer::EliminateIdentities},
       {{"shape_folding", "ShapeToInitializer", kOptimizeBasic}, optimizer::FoldShapes},
       {{"constant_folding", "ConstantFolding", kOptimizeBasic}, optimizer::FoldConstants},
@@ -42,8 +41,11 @@ const std::vector<Entry>& Entries() {
       {{"attention_fusion", "AttentionFusion", kOptimizeExtended}, optimizer::FuseAttention},
       // After attention_fusion, which takes the scaled scores' Div in whole.
       {{"matmul_scale_fusion", "MatMulScaleFusion", kOptimizeExtended}, optimizer::FuseMatMulScale},
-      // Layout: after the fusions, which look for the operators in their
-      // [N, C, ...] form.
+      // Layout level, once each after the others' fixpoint, in this order:
+      // operators of our own (onnxruntime cannot run a model saved with
+      // them, as with its own layout level's), then the layout itself, which
+      // looks for the operators in their [N, C, ...] form.
+      {{"qdq_batch_norm_fusion", "QdqBatchNormFusion", kOptimizeLayout}, optimizer::FuseQdqBatchNorm},
       {{"nhwc_transformer", "NhwcTransformer", kOptimizeLayout}, optimizer::TransformNhwc},
   };
   return kEntries;

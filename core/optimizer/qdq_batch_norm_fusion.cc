@@ -1,5 +1,6 @@
-// qdq_batch_norm_fusion (extended): the float island a quantizer leaves around
-// a BatchNormalization it did not fold into a conv,
+// qdq_batch_norm_fusion (layout level: onnxruntime cannot run what it
+// writes, so models saved at 'extended' stay its to run): the float island a
+// quantizer leaves around a BatchNormalization it did not fold into a conv,
 //   DequantizeLinear -> BatchNormalization -> [Relu] -> QuantizeLinear,
 // becomes one com.onyxruntime QLinearBatchNormalization (version 1), which
 // takes the same steps per element in one pass over 8-bit data, bit for bit
