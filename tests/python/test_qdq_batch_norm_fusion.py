@@ -1,0 +1,138 @@
+"""qdq_batch_norm_fusion (level 'all'): DequantizeLinear -> BatchNormalization
+-> [Relu] -> QuantizeLinear becomes com.onyxruntime QLinearBatchNormalization,
+whose outputs are level 'disabled''s bit for bit (the same float steps) and
+onnxruntime's; only with per-tensor 8-bit parameters, an inference-mode
+BatchNormalization of constant parameters and no other reader of the values
+in between. The kernel's bad inputs are errors naming the input."""
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from opt_fusion_util import ONYX_ONLY, op_counts
+from test_nhwc_transformer import QGraph, session, feeds
+import onnxruntime as ort
+
+F = TensorProto.FLOAT
+U8 = TensorProto.UINT8
+
+
+def island(act=np.uint8, relu=False, c=6, rank=4):
+    """x -> Q -> DQ -> BN -> [Relu] -> Q -> DQ -> y (no conv: the island alone)."""
+    g = QGraph(seed=21, act=act)
+    x = g.quantize("x", "xq", scale=0.03)
+    bn = g.batch_norm(x, "bn", c, relu=relu)
+    g.dequantize(bn[0], bn[1], "y")
+    return g.model(["N", c] + [5, 7][:rank - 2], ["y"])
+
+
+def check(onyx, model, f, tmp_path, fused=1):
+    """Level 'all' fuses `fused` islands and gives level 'disabled''s outputs
+    bit for bit, and onnxruntime's (float outputs of an unfused
+    BatchNormalization within an ulp: it folds the parameters its own way)."""
+    sess, saved = session(onyx, model, "ORT_ENABLE_ALL", tmp_path)
+    assert op_counts(saved)["com.onyxruntime:QLinearBatchNormalization"] == fused, op_counts(saved)
+    got = sess.run(None, f)
+    plain = session(onyx, model, "ORT_DISABLE_ALL")[0].run(None, f)
+    theirs = session(ort, model, "ORT_DISABLE_ALL")[0].run(None, f)
+    for i, (g, p, t) in enumerate(zip(got, plain, theirs)):
+        np.testing.assert_array_equal(g, p)
+        if model.graph.output[i].name.endswith("_bn"):
+            np.testing.assert_allclose(g, t, rtol=1e-5, atol=1e-6)
+        else:
+            np.testing.assert_array_equal(g, t)
+    return saved
+
+
+@ONYX_ONLY
+@pytest.mark.parametrize("act", [np.uint8, np.int8])
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("rank", [3, 4])
+def test_island_fuses_and_matches(onyx, tmp_path, act, relu, rank):
+    saved = check(onyx, island(act, relu, rank=rank), feeds((2, 6, 5, 7)[:rank]), tmp_path)
+    counts = op_counts(saved)
+    assert counts["BatchNormalization"] == 0 and counts["Relu"] == 0, counts
+
+
+@ONYX_ONLY
+def test_saturating_and_extreme_values(onyx, tmp_path):
+    # Inputs far outside the quantized range clamp; a huge gamma saturates Y.
+    model = island(c=3)
+    for init in model.graph.initializer:
+        if init.name == "bn_gamma":
+            init.CopyFrom(numpy_helper.from_array(np.array([1e6, -1e6, 1e-8], np.float32), "bn_gamma"))
+    x = np.array([-1e9, -3, -0.01, 0, 0.01, 3, 1e9], np.float32)
+    f = {"x": np.resize(x, (2, 3, 5, 7))}
+    check(onyx, model, f, tmp_path)
+
+
+@ONYX_ONLY
+def test_not_fused_where_it_would_not_be_exact_or_allowed(onyx, tmp_path):
+    f = feeds((2, 6, 5, 7))
+    # A second reader of the BatchNormalization output.
+    model = island()
+    model.graph.output.append(helper.make_tensor_value_info("bn_bn", F, None))
+    check(onyx, model, f, tmp_path, fused=0)
+    # Parameters that are graph inputs (a run may replace them).
+    model = island()
+    model.graph.input.append(helper.make_tensor_value_info("bn_mean", F, [6]))
+    check(onyx, model, f, tmp_path, fused=0)
+    # A per-channel DequantizeLinear scale.
+    g = QGraph(seed=22)
+    x = g.quantize("x", "xq", scale=0.03)
+    g.init("pc_s", np.linspace(0.01, 0.05, 6).astype(np.float32))
+    g.init("pc_z", np.full(6, 128, np.uint8))
+    g.nodes.append(helper.make_node("DequantizeLinear", ["xq", "pc_s", "pc_z"], ["d"], axis=1))
+    g.init("g1", np.ones(6, np.float32))
+    g.init("b1", np.zeros(6, np.float32))
+    g.init("v1", np.ones(6, np.float32))
+    g.nodes.append(helper.make_node("BatchNormalization", ["d", "g1", "b1", "b1", "v1"], ["n"]))
+    q = g.quantize("n", "nq", scale=0.04)
+    g.dequantize(q[0], q[1], "y")
+    check(onyx, g.model(["N", 6, 5, 7], ["y"]), f, tmp_path, fused=0)
+
+
+@ONYX_ONLY
+def test_level_extended_leaves_the_island(onyx, tmp_path):
+    _, saved = session(onyx, island(), "ORT_ENABLE_EXTENDED", tmp_path)
+    assert op_counts(saved)["BatchNormalization"] == 1
+
+
+def _direct(c=4, **attrs):
+    """One QLinearBatchNormalization node, x uint8 [N, C, 3] (or channels-last)."""
+    g = QGraph(seed=23)
+    g.qparams("x", 0.05)
+    g.qparams("y", 0.04)
+    r = np.random.default_rng(24)
+    for n, v in (("gamma", r.uniform(0.5, 2, c)), ("beta", r.uniform(-1, 1, c)), ("mean", r.uniform(-1, 1, c)),
+                 ("var", r.uniform(0.1, 2, c))):
+        g.init(n, v.astype(np.float32))
+    g.nodes.append(helper.make_node("QLinearBatchNormalization",
+                                    ["x", "x_s", "x_z", "gamma", "beta", "mean", "var", "y_s", "y_z"], ["y"],
+                                    domain="com.onyxruntime", **attrs))
+    m = g.model(None, [("y", U8)], x_type=U8)
+    m.opset_import.append(helper.make_opsetid("com.onyxruntime", 1))
+    return m
+
+
+def test_channels_last_attribute_matches_channels_first(onyx):
+    x = np.random.default_rng(25).integers(0, 256, (2, 4, 37)).astype(np.uint8)
+    first = session(onyx, _direct(activation="Relu"), "ORT_DISABLE_ALL")[0].run(None, {"x": x})[0]
+    last = session(onyx, _direct(activation="Relu", channels_last=1), "ORT_DISABLE_ALL")[0]
+    got = last.run(None, {"x": np.ascontiguousarray(x.transpose(0, 2, 1))})[0]
+    np.testing.assert_array_equal(got, first.transpose(0, 2, 1))
+
+
+def test_kernel_bad_inputs_name_the_input(onyx):
+    sess = session(onyx, _direct(), "ORT_DISABLE_ALL")[0]
+    with pytest.raises(Exception) as e:
+        sess.run(None, {"x": np.zeros((2, 5, 3), np.uint8)})  # 5 channels, parameters for 4
+    assert "QLinearBatchNormalization" in str(e.value) and "input 3 (scale)" in str(e.value), str(e.value)
+    with pytest.raises(Exception) as e:
+        sess.run(None, {"x": np.zeros((4,), np.uint8)})
+    assert "rank >= 2" in str(e.value), str(e.value)
+    assert sess.run(None, {"x": np.zeros((1, 4, 2), np.uint8)})[0].shape == (1, 4, 2)  # still usable
+    with pytest.raises(Exception) as e:
+        session(onyx, _direct(activation="Tanh"), "ORT_DISABLE_ALL")
+    assert "activation" in str(e.value) and "Tanh" in str(e.value), str(e.value)
