@@ -98,7 +98,14 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
 }  // namespace
 
 Status FuseQdqBatchNorm(Graph& graph, const OptimizerContext&, bool* changed) {
-  RewriteNodes(graph, changed, TryFuse);
+  // A fusion removes the nodes before its QuantizeLinear, so the nodes after
+  // it shift past the loop's position: passes until one finds nothing (this
+  // level runs each transformer once, not to a fixpoint).
+  for (bool again = true; again;) {
+    again = false;
+    RewriteNodes(graph, &again, TryFuse);
+    *changed = *changed || again;
+  }
   return Status::OK();
 }
 

@@ -136,3 +136,19 @@ def test_kernel_bad_inputs_name_the_input(onyx):
     with pytest.raises(Exception) as e:
         session(onyx, _direct(activation="Tanh"), "ORT_DISABLE_ALL")
     assert "activation" in str(e.value) and "Tanh" in str(e.value), str(e.value)
+
+
+@ONYX_ONLY
+def test_interleaved_parallel_islands_all_fuse(onyx, tmp_path):
+    # Two islands on one input with their nodes interleaved (DQ, DQ, BN, BN, Q, Q),
+    # as an exporter orders a ResNet's conv1 and downsample branches: each fusion
+    # shifts the nodes after it, and the one pass at this level must not skip any.
+    g = QGraph(seed=26)
+    x = g.quantize("x", "xq", scale=0.03)
+    a = g.batch_norm(x, "a", 6)
+    b = g.batch_norm(x, "b", 6, relu=True)
+    g.dequantize(a[0], a[1], "ya")
+    g.dequantize(b[0], b[1], "yb")
+    order = ["xq", "a_dq", "b_dq", "a_bn", "b_bn", "b_relu", "a", "b"]
+    g.nodes.sort(key=lambda n: order.index(n.output[0]) if n.output[0] in order else len(order))
+    check(onyx, g.model(["N", 6, 5, 7], ["ya", "yb"]), feeds((2, 6, 5, 7)), tmp_path, fused=2)
