@@ -55,16 +55,16 @@ class QGraph:
         kk = [k, k] if isinstance(k, int) else list(k)
         w = self.rng.integers(-127, 128, (cout, cin // group, *kk)).astype(np.int8)
         ws = (self.rng.uniform(0.002, 0.02, cout) if per_channel else np.array(0.01)).astype(np.float32)
-        fan = (cin // group) * kk[0] * kk[1]
+        fan = (cin // group) * int(np.prod(kk))
         ys = float(xs * ws.mean() * 74 * 73 * np.sqrt(fan) / 40)
         s, z = self.qparams(out, ys)
         ins = [xname, xname + "_s", xname + "_z", self.init(out + "_w", w), self.init(out + "_ws", ws),
                self.init(out + "_wz", np.zeros(ws.shape, np.int8)), s, z]
         if bias:
             ins.append(self.init(out + "_b", self.rng.integers(-3000, 3000, cout).astype(np.int32)))
-        pads = [k // 2] * 4 if pads is None and isinstance(k, int) else (pads or [0, 0, 0, 0])
+        pads = [k // 2] * 4 if pads is None and isinstance(k, int) else (pads or [0] * (2 * len(kk)))
         self.nodes.append(helper.make_node("QLinearConv", ins, [out], name=out, kernel_shape=kk, group=group,
-                                           strides=[stride, stride], pads=pads, domain=domain))
+                                           strides=[stride] * len(kk), pads=pads, domain=domain))
         return out, ys
 
     def add(self, a, b, out):
@@ -281,24 +281,30 @@ def test_wrong_channel_count_is_an_error_naming_the_node(onyx, tmp_path):
     assert sess.run(None, feeds((1, 16, 9, 11)))[0].shape == (1, 16, 1, 1)  # still usable
 
 
-def _contrib_conv_model(x_shape, **attrs):
+def _contrib_conv_model(x_shape, k=3, pads=None, **attrs):
     g = QGraph(seed=9)
     g.init("x_s", np.float32(0.05))
     g.init("x_z", np.array(128, np.uint8))
-    g.conv(("x", 0.05), "y", 4, 8, 3, domain="com.microsoft")
+    g.conv(("x", 0.05), "y", 4, 8, k, pads=pads, domain="com.microsoft")
     for k, v in attrs.items():
         g.nodes[-1].attribute.append(helper.make_attribute(k, v))
     return g.model(x_shape, [("y", U8)], x_type=U8)
 
 
-def test_contrib_conv_channels_last_matches_channels_first(onyx):
-    x = np.random.default_rng(10).integers(0, 256, (2, 4, 7, 9)).astype(np.uint8)
-    first = session(onyx, _contrib_conv_model([2, 4, 7, 9]), "ORT_DISABLE_ALL")[0].run(None, {"x": x})[0]
-    last = session(onyx, _contrib_conv_model([2, 7, 9, 4], channels_last=1), "ORT_DISABLE_ALL")[0]
-    got = last.run(None, {"x": np.ascontiguousarray(x.transpose(0, 2, 3, 1))})[0]
-    np.testing.assert_array_equal(got, first.transpose(0, 2, 3, 1))
-    theirs = session(ort, _contrib_conv_model([2, 7, 9, 4], channels_last=1), "ORT_DISABLE_ALL")[0]
-    np.testing.assert_array_equal(got, theirs.run(None, {"x": np.ascontiguousarray(x.transpose(0, 2, 3, 1))})[0])
+@pytest.mark.parametrize("spatial", [(7, 9), (11,), (4, 5, 6)])
+def test_contrib_conv_channels_last_matches_channels_first(onyx, spatial):
+    nd = len(spatial)
+    shape = (2, 4) + spatial
+    to_last = (0,) + tuple(range(2, nd + 2)) + (1,)
+    kw = dict(k=(3,) * nd, pads=[1] * (2 * nd))
+    x = np.random.default_rng(10).integers(0, 256, shape).astype(np.uint8)
+    xl = np.ascontiguousarray(x.transpose(to_last))
+    first = session(onyx, _contrib_conv_model(list(shape), **kw), "ORT_DISABLE_ALL")[0].run(None, {"x": x})[0]
+    last = session(onyx, _contrib_conv_model(list(xl.shape), channels_last=1, **kw), "ORT_DISABLE_ALL")[0]
+    got = last.run(None, {"x": xl})[0]
+    np.testing.assert_array_equal(got, first.transpose(to_last))
+    theirs = session(ort, _contrib_conv_model(list(xl.shape), channels_last=1, **kw), "ORT_DISABLE_ALL")[0]
+    np.testing.assert_array_equal(got, theirs.run(None, {"x": xl})[0])
 
 
 def test_contrib_conv_channels_last_bad_inputs(onyx):
@@ -343,3 +349,17 @@ def test_every_simd_path_is_exact(isa):
     out = _probe(isa, PROBE % {"tests": os.path.dirname(os.path.abspath(__file__))})
     res = json.loads(out.strip().splitlines()[-1])
     assert all(res.values()), (isa, res)
+
+
+@ONYX_ONLY
+@pytest.mark.parametrize("spatial", [(13,), (5, 6, 7)])
+def test_1d_and_3d_chains(onyx, tmp_path, spatial):
+    nd = len(spatial)
+    g = QGraph(seed=12)
+    x = g.quantize("x", "xq")
+    a = g.conv(x, "a", 8, 16, (3,) * nd, pads=[1] * (2 * nd))
+    b = g.conv(a, "b", 16, 8, (1,) * nd, pads=[0] * (2 * nd), stride=2)
+    g.dequantize(b[0], b[1], "y")
+    shape = (2, 8) + spatial
+    saved = check_exact(onyx, g.model(["N", 8, *spatial], ["y"]), feeds(shape), tmp_path)
+    assert len(channels_last_convs(saved)) == 2 and op_counts(saved)["Transpose"] == 2
