@@ -378,6 +378,11 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   bool no_qdq = false;
   ONYX_RETURN_IF_ERROR(ConfigBool(options.config, "session.disable_quant_qdq", false, &no_qdq));
   if (no_qdq) disabled.push_back("qdq_fusion");
+  // The layout level writes CPU kernels' forms (channels-last quantized
+  // chains, our QLinearBatchNormalization): only where the CPU provider
+  // comes first, as onnxruntime applies its NHWC layout to CPU nodes only.
+  if (provider_names_.empty() || provider_names_[0] != kCpuProviderName)
+    for (const char* name : {"qdq_batch_norm_fusion", "nhwc_transformer"}) disabled.push_back(name);
   const size_t nodes_before = g.nodes.size();
   const auto optimize_start = Profiler::Clock::now();
   // Constant folding evaluates nodes with the CPU provider's kernels.
