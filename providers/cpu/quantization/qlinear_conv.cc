@@ -23,16 +23,12 @@
 #include <functional>
 #include <vector>
 
-#include "providers/cpu/common/fast_math.h"
+#include "providers/cpu/common/transpose_bytes.h"
 #include "providers/cpu/math/blas.h"
 #include "providers/cpu/nn/conv_geometry.h"
 #include "providers/cpu/quantization/int8_gemm.h"
 #include "providers/cpu/quantization/qlinear_common.h"
 #include "providers/kernel.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
 namespace onyx {
 
@@ -116,8 +112,6 @@ bool UsePositionRows(const Dims& wd, int64_t group) {
 // whatever w holds there (0).
 int64_t PaddedChannels(int64_t Cg, int64_t group) { return group == 1 ? (Cg + 3) / 4 * 4 : Cg; }
 
-void TransposeBytes(const uint8_t* src, int64_t rows, int64_t cols, uint8_t* dst, int64_t ldd, ThreadPool* pool);
-
 // w [M, Cg, taps...] of each group as B [kvol * Cp, Mg] (row k = tap * Cp +
 // channel, the order of the gathered rows; rows of channels >= Cg are 0),
 // packed: the group's [Mg, Cg * kvol] block transposed, its rows then put in
@@ -134,74 +128,6 @@ void PackConvWeights(const uint8_t* w, bool w_signed, int64_t group, int64_t Mg,
         std::memcpy(b.data() + (tap * Cp + c) * Mg, t.data() + (c * kvol + tap) * Mg, static_cast<size_t>(Mg));
     out->push_back(int8gemm::PackedB::Pack(b.data(), w_signed, K, Mg, Mg));
   }
-}
-
-// dst[c * ldd + r] = src[r * cols + c] (ldd >= rows): a [rows, cols] byte
-// matrix transposed, in blocks of 16 x 16 (SSE2 where x86: four rounds of
-// interleaving row i with row i + 8 transpose a block).
-#if defined(__x86_64__) || defined(__i386__)
-// TransposeBytes' block on AVX-512: 16 rows of 64 columns, the same rounds
-// of interleaving on four 16 x 16 blocks at once (one per 128-bit lane).
-__attribute__((target("avx512f,avx512bw"))) void Transpose16x64(const uint8_t* src, int64_t lds, uint8_t* dst,
-                                                                 int64_t ldd) {
-  __m512i r[16], t[16];
-  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(src + i * lds);
-  for (int round = 0; round < 4; ++round) {
-    for (int i = 0; i < 8; ++i) {
-      t[2 * i] = _mm512_unpacklo_epi8(r[i], r[i + 8]);
-      t[2 * i + 1] = _mm512_unpackhi_epi8(r[i], r[i + 8]);
-    }
-    for (int i = 0; i < 16; ++i) r[i] = t[i];
-  }
-  // The masked extracts: GCC 12's plain one passes an uninitialised source
-  // that -Wuninitialized reports.
-  const __m128i z = _mm_setzero_si128();
-  for (int i = 0; i < 16; ++i) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i * ldd), _mm512_mask_extracti32x4_epi32(z, 0xF, r[i], 0));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (16 + i) * ldd), _mm512_mask_extracti32x4_epi32(z, 0xF, r[i], 1));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (32 + i) * ldd), _mm512_mask_extracti32x4_epi32(z, 0xF, r[i], 2));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (48 + i) * ldd), _mm512_mask_extracti32x4_epi32(z, 0xF, r[i], 3));
-  }
-}
-#endif
-
-void TransposeBytes(const uint8_t* src, int64_t rows, int64_t cols, uint8_t* dst, int64_t ldd, ThreadPool* pool) {
-  constexpr int64_t kB = 16;
-  const int64_t rblocks = (rows + kB - 1) / kB;
-#if defined(__x86_64__) || defined(__i386__)
-  const bool avx512 = fastmath::BestIsa() == fastmath::Isa::kAvx512;
-#endif
-  ThreadPool::For(pool, rblocks, std::max<int64_t>(1, 16384 / std::max<int64_t>(cols * kB, 1)),
-                  [&](int64_t begin, int64_t end) {
-    for (int64_t rb = begin; rb < end; ++rb) {
-      const int64_t r0 = rb * kB, r1 = std::min(rows, r0 + kB);
-      int64_t c0 = 0;
-#if defined(__x86_64__) || defined(__i386__)
-      if (r1 - r0 == kB) {
-        if (avx512)
-          for (; c0 + 4 * kB <= cols; c0 += 4 * kB) Transpose16x64(src + r0 * cols + c0, cols, dst + c0 * ldd + r0, ldd);
-        for (; c0 + kB <= cols; c0 += kB) {
-          __m128i r[kB], t[kB];
-          for (int i = 0; i < kB; ++i)
-            r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (r0 + i) * cols + c0));
-          for (int round = 0; round < 4; ++round) {
-            for (int i = 0; i < kB / 2; ++i) {
-              t[2 * i] = _mm_unpacklo_epi8(r[i], r[i + kB / 2]);
-              t[2 * i + 1] = _mm_unpackhi_epi8(r[i], r[i + kB / 2]);
-            }
-            for (int i = 0; i < kB; ++i) r[i] = t[i];
-          }
-          for (int i = 0; i < kB; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (c0 + i) * ldd + r0), r[i]);
-        }
-      }
-#endif
-      for (; c0 < cols; c0 += kB) {
-        const int64_t c1 = std::min(cols, c0 + kB);
-        for (int64_t r = r0; r < r1; ++r)
-          for (int64_t c = c0; c < c1; ++c) dst[c * ldd + r] = src[r * cols + c];
-      }
-    }
-  });
 }
 
 // The taps of one output position: Next() walks them in order (the last

@@ -4,11 +4,47 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/transpose_bytes.h"
 #include "providers/kernel.h"
 
 namespace onyx {
 
 namespace {
+
+// The transpose as [batch, rows, cols] -> [batch, cols, rows] when it is one
+// (dims of size 1 dropped, input axes that stay neighbours in order merged:
+// NCHW <-> NHWC is [N, C, HW] <-> [N, HW, C]); false otherwise.
+bool AsBatchedMatrix(const Dims& in, const std::vector<int64_t>& perm, int64_t* batch, int64_t* rows,
+                     int64_t* cols) {
+  std::vector<int64_t> p;  // perm over the axes of size > 1
+  for (int64_t a : perm)
+    if (in[a] != 1) p.push_back(a);
+  // Runs of consecutive input axes in output order: (first axis, size).
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  for (size_t k = 0; k < p.size(); ++k) {
+    if (k > 0 && p[k] > p[k - 1] && [&] {
+          for (int64_t a = p[k - 1] + 1; a < p[k]; ++a)
+            if (in[a] != 1) return false;
+          return true;
+        }())
+      runs.back().second *= in[p[k]];
+    else
+      runs.emplace_back(p[k], in[p[k]]);
+  }
+  if (runs.size() == 2 && runs[0].first > runs[1].first) {
+    *batch = 1;
+    *rows = runs[1].second;
+    *cols = runs[0].second;
+    return true;
+  }
+  if (runs.size() == 3 && runs[0].first < runs[2].first && runs[2].first < runs[1].first) {
+    *batch = runs[0].second;
+    *rows = runs[2].second;
+    *cols = runs[1].second;
+    return true;
+  }
+  return false;
+}
 
 class TransposeKernel final : public OpKernel {
  public:
@@ -46,6 +82,16 @@ class TransposeKernel final : public OpKernel {
     for (size_t k = 0; k < rank; ++k) {
       out[k] = in[perm[k]];
       strides[k] = in_strides[perm[k]];
+    }
+    int64_t batch = 0, rows = 0, cols = 0;
+    if (ElemSize(X->type()) == 1 && AsBatchedMatrix(in, perm, &batch, &rows, &cols)) {
+      Tensor* Y = ctx.Output(0, out, X->type());
+      if (Y == nullptr || Y->size() == 0) return Status::OK();
+      const uint8_t* src = static_cast<const uint8_t*>(X->raw());
+      uint8_t* dst = static_cast<uint8_t*>(Y->raw());
+      for (int64_t b = 0; b < batch; ++b)
+        TransposeBytes(src + b * rows * cols, rows, cols, dst + b * rows * cols, rows, ctx.threads());
+      return Status::OK();
     }
     return DispatchAll(X->type(), "Transpose", [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
