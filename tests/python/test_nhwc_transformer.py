@@ -363,3 +363,25 @@ def test_1d_and_3d_chains(onyx, tmp_path, spatial):
     shape = (2, 8) + spatial
     saved = check_exact(onyx, g.model(["N", 8, *spatial], ["y"]), feeds(shape), tmp_path)
     assert len(channels_last_convs(saved)) == 2 and op_counts(saved)["Transpose"] == 2
+
+
+@pytest.mark.parametrize("act", [np.uint8, np.int8])
+def test_global_pool_channels_last_many_channels(onyx, act):
+    # More channels than one block of the kernel's channel split, several images.
+    def model(channels_last, shape):
+        g = QGraph(seed=13, act=act)
+        g.qparams("x", 0.05)
+        g.qparams("y", 0.03)
+        g.nodes.append(helper.make_node("QLinearGlobalAveragePool", ["x", "x_s", "x_z", "y_s", "y_z"], ["y"],
+                                        domain="com.microsoft", channels_last=channels_last))
+        t = U8 if act == np.uint8 else I8
+        return g.model(shape, [("y", t)], x_type=t)
+    info = np.iinfo(act)
+    x = np.random.default_rng(14).integers(info.min, info.max + 1, (3, 600, 5, 7)).astype(act)
+    xl = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    first = session(onyx, model(0, list(x.shape)), "ORT_DISABLE_ALL")[0].run(None, {"x": x})[0]
+    got = session(onyx, model(1, list(xl.shape)), "ORT_DISABLE_ALL")[0].run(None, {"x": xl})[0]
+    assert got.shape == (3, 1, 1, 600)
+    np.testing.assert_array_equal(got.reshape(3, 600), first.reshape(3, 600))
+    theirs = session(ort, model(1, list(xl.shape)), "ORT_DISABLE_ALL")[0].run(None, {"x": xl})[0]
+    np.testing.assert_array_equal(got, theirs)

@@ -513,16 +513,29 @@ class QLinearGlobalAveragePoolKernel final : public OpKernel {
           }
         });
       } else {
-        ThreadPool::For(ctx.threads(), N, 1, [&](int64_t begin, int64_t end) {
-          std::vector<int64_t> sums(static_cast<size_t>(C));
-          for (int64_t n = begin; n < end; ++n) {
-            std::fill(sums.begin(), sums.end(), 0);
-            const T* in = xv + n * image * C;
-            for (int64_t i = 0; i < image; ++i)
-              for (int64_t c = 0; c < C; ++c) sums[c] += in[i * C + c];
-            for (int64_t c = 0; c < C; ++c) yv[n * C + c] = requant(sums[c]);
-          }
-        });
+        // Blocks of 256 channels per image; int32 sums (which vectorize)
+        // while 255 * image fits, else int64.
+        constexpr int64_t kBlock = 256;
+        const int64_t blocks = (C + kBlock - 1) / kBlock;
+        auto sum_blocks = [&](auto zero) {
+          using Acc = decltype(zero);
+          ThreadPool::For(ctx.threads(), N * blocks, std::max<int64_t>(1, 16384 / (image * kBlock)),
+                          [&](int64_t begin, int64_t end) {
+            Acc sums[kBlock];
+            for (int64_t u = begin; u < end; ++u) {
+              const int64_t n = u / blocks, c0 = (u % blocks) * kBlock, cn = std::min(kBlock, C - c0);
+              std::fill(sums, sums + cn, Acc(0));
+              const T* in = xv + n * image * C + c0;
+              for (int64_t i = 0; i < image; ++i)
+                for (int64_t c = 0; c < cn; ++c) sums[c] += static_cast<Acc>(in[i * C + c]);
+              for (int64_t c = 0; c < cn; ++c) yv[n * C + c0 + c] = requant(static_cast<int64_t>(sums[c]));
+            }
+          });
+        };
+        if (image <= std::numeric_limits<int32_t>::max() / 255)
+          sum_blocks(int32_t{0});
+        else
+          sum_blocks(int64_t{0});
       }
       return Status::OK();
     });
