@@ -247,10 +247,13 @@ Status ConvTranspose(InferContext& ctx) {
   return Status::OK();
 }
 
+// MaxPool, AveragePool and their quantized and channels-last forms:
+// onnxruntime's com.microsoft NhwcMaxPool reads X [N, spatial..., C].
 Status Pool(InferContext& ctx) {
   ElemType e = ctx.InputElem(0);
   if (e == ElemType::kUndefined) return Status::OK();
-  bool is_max = ctx.node().op_type == "MaxPool";
+  const bool is_max = ctx.node().op_type == "MaxPool";
+  const bool last = ctx.node().op_type == "NhwcMaxPool";
   auto set_unknown = [&]() {
     ctx.SetTensor(0, e);
     if (is_max && ctx.HasOutput(1)) ctx.SetTensor(1, ElemType::kInt64);
@@ -261,18 +264,21 @@ Status Pool(InferContext& ctx) {
   }
   const auto& x = ctx.Dims(0);
   if (x.size() < 3)
-    return ctx.Fail(StrCat("input X must have rank >= 3 (N, C, spatial...), got input shapes ", ctx.InputShapes()));
+    return ctx.Fail(StrCat("input X must have rank >= 3 (", last ? "N, spatial..., C" : "N, C, spatial...",
+                           "), got input shapes ", ctx.InputShapes()));
   size_t n = x.size() - 2;
   std::vector<int64_t> kernel = ctx.node().AttrInts("kernel_shape");
   if (kernel.empty()) return ctx.Fail("attribute kernel_shape is required");
   ConvAttrs a;
   std::string err;
   if (!ReadConvAttrs(ctx, n, kernel, &a, &err)) return ctx.Fail(err);
-  std::vector<Dim> out{x[0], x[1]};
+  std::vector<Dim> out{x[0]};
+  if (!last) out.push_back(x[1]);
   std::vector<Dim> sp;
-  ONYX_RETURN_IF_ERROR(SpatialOut(ctx, std::vector<Dim>(x.begin() + 2, x.end()), a,
+  ONYX_RETURN_IF_ERROR(SpatialOut(ctx, std::vector<Dim>(x.begin() + (last ? 1 : 2), x.end() - (last ? 1 : 0)), a,
                                   ctx.node().AttrInt("ceil_mode", 0) != 0, &sp));
   out.insert(out.end(), sp.begin(), sp.end());
+  if (last) out.push_back(x.back());
   ctx.SetTensor(0, e, out);
   if (is_max && ctx.HasOutput(1)) ctx.SetTensor(1, ElemType::kInt64, out);
   return Status::OK();
@@ -369,6 +375,7 @@ void RegisterNnRules(RuleMap& m) {
   m["GlobalLpPool"] = GlobalPool;
   // onnxruntime's quantized pools: X (input 0) pooled, X's type.
   m["com.microsoft:QLinearAveragePool"] = Pool;
+  m["com.microsoft:NhwcMaxPool"] = Pool;
   m["com.microsoft:QLinearGlobalAveragePool"] = [](InferContext& c) {
     if (c.node().AttrInt("channels_last", 0) == 0) return GlobalPool(c);
     ElemType e;

@@ -7,13 +7,14 @@
 //   QLinearConv                 -> com.microsoft QLinearConv, channels_last=1
 //                                  (onnxruntime's contrib op)
 //   QLinearGlobalAveragePool    -> the same with channels_last=1
+//   MaxPool (int8/uint8)        -> com.microsoft NhwcMaxPool (onnxruntime's)
 //   com.onyxruntime QLinearBatchNormalization -> channels_last=1
 //   DequantizeLinear, QuantizeLinear (one scale), Relu,
 //   com.microsoft QLinearAdd/QLinearMul (inputs of one shape, or B one
 //   element), QLinearLeakyRelu, QLinearSigmoid   -> unchanged: they do not
 //                                  care about the layout
 //
-// Which nodes go channels-last: every QLinearConv (and global pool) next to
+// Which nodes go channels-last: every QLinearConv (and pool) next to
 // another node that does (a conv alone keeps its own layout: explicit
 // transposes would cost what its internal ones do), and the
 // layout-indifferent nodes whose data inputs all come from channels-last
@@ -65,6 +66,9 @@ Role Classify(const Graph& graph, const Node& n, std::vector<int>* data) {
     if (n.inputs.size() < 8) return Role::kNone;
     role = Role::kLayout;
   } else if (d == kMsDomain && op == "QLinearGlobalAveragePool" && n.AttrInt("channels_last", 0) == 0) {
+    role = Role::kLayout;
+  } else if (d.empty() && op == "MaxPool") {  // 8-bit (checked below), no Indices output
+    if (n.inputs.size() != 1 || !n.Attr("kernel_shape")) return Role::kNone;
     role = Role::kLayout;
   } else if (d == kOnyxDomain && op == "QLinearBatchNormalization" && n.AttrInt("channels_last", 0) == 0) {
     role = Role::kAnyLayout;
@@ -228,6 +232,11 @@ Status TransformNhwc(Graph& graph, const OptimizerContext&, bool* changed) {
       n.domain = kMsDomain;
       n.since_version = kMsOpset;
       n.attrs["channels_last"] = IntAttr(1);
+    } else if (n.op_type == "MaxPool") {
+      n.op_type = "NhwcMaxPool";
+      n.domain = kMsDomain;
+      n.since_version = kMsOpset;
+      n.attrs.erase("storage_order");  // orders Indices only, which it has none of
     } else if (n.op_type == "QLinearGlobalAveragePool" || n.op_type == "QLinearBatchNormalization") {
       n.attrs["channels_last"] = IntAttr(1);
     }

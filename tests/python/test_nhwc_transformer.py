@@ -385,3 +385,58 @@ def test_global_pool_channels_last_many_channels(onyx, act):
     np.testing.assert_array_equal(got.reshape(3, 600), first.reshape(3, 600))
     theirs = session(ort, model(1, list(xl.shape)), "ORT_DISABLE_ALL")[0].run(None, {"x": xl})[0]
     np.testing.assert_array_equal(got, theirs)
+
+
+POOLS = {
+    "3x3_s2_p1": dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+    "2x2_ceil": dict(kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1),
+    "3x2_dil2_asym": dict(kernel_shape=[3, 2], dilations=[2, 1], pads=[0, 1, 2, 0]),
+    "same_upper": dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"),
+}
+
+
+@ONYX_ONLY
+@pytest.mark.parametrize("act", [np.uint8, np.int8])
+@pytest.mark.parametrize("case", sorted(POOLS))
+def test_max_pool_between_convs_becomes_nhwc_max_pool(onyx, tmp_path, act, case):
+    g = QGraph(seed=15, act=act)
+    x = g.quantize("x", "xq")
+    a = g.conv(x, "a", 8, 16, 3)
+    g.nodes.append(helper.make_node("MaxPool", ["a"], ["mp"], **POOLS[case]))
+    g.init("mp_s", np.float32(a[1]))
+    g.init("mp_z", np.array(g.zp, act))
+    b = g.conv(("mp", a[1]), "b", 16, 8, 1)
+    g.dequantize(b[0], b[1], "y")
+    saved = check_exact(onyx, g.model(["N", 8, 11, 10], ["y"]), feeds((2, 8, 11, 10)), tmp_path)
+    counts = op_counts(saved)
+    assert counts["com.microsoft:NhwcMaxPool"] == 1 and counts["MaxPool"] == 0, counts
+    assert counts["Transpose"] == 2, counts
+
+
+@pytest.mark.parametrize("spatial,attrs", [((9, 11), POOLS["3x3_s2_p1"]), ((17,), dict(kernel_shape=[3], strides=[2])),
+                                           ((4, 6, 5), dict(kernel_shape=[2, 3, 2], pads=[0, 1, 1, 1, 1, 0]))])
+def test_nhwc_max_pool_kernel_matches_max_pool(onyx, spatial, attrs):
+    nd = len(spatial)
+    shape = (2, 5) + spatial
+    to_last = (0,) + tuple(range(2, nd + 2)) + (1,)
+    x = np.random.default_rng(16).integers(0, 256, shape).astype(np.uint8)
+    xl = np.ascontiguousarray(x.transpose(to_last))
+
+    def model(op, domain, in_shape):
+        g = helper.make_graph([helper.make_node(op, ["x"], ["y"], domain=domain, **attrs)], "g",
+                              [helper.make_tensor_value_info("x", U8, None if in_shape is None else list(in_shape))],
+                              [helper.make_tensor_value_info("y", U8, None)])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+        m.ir_version = 8
+        return m
+    want = session(onyx, model("MaxPool", "", shape), "ORT_DISABLE_ALL")[0].run(None, {"x": x})[0]
+    got = session(onyx, model("NhwcMaxPool", "com.microsoft", xl.shape), "ORT_DISABLE_ALL")[0].run(None, {"x": xl})[0]
+    np.testing.assert_array_equal(got, want.transpose(to_last))
+    if nd == 2:
+        theirs = session(ort, model("NhwcMaxPool", "com.microsoft", xl.shape), "ORT_DISABLE_ALL")[0]
+        np.testing.assert_array_equal(got, theirs.run(None, {"x": xl})[0])
+    bad = session(onyx, model("NhwcMaxPool", "com.microsoft", None), "ORT_DISABLE_ALL")[0]
+    with pytest.raises(Exception) as e:
+        bad.run(None, {"x": np.zeros((1,) * nd + (5,), np.uint8)})  # one dim short
+    assert "NhwcMaxPool: input X" in str(e.value) and "must have rank %d" % (nd + 2) in str(e.value), str(e.value)
+    assert bad.run(None, {"x": xl})[0].shape == got.shape  # still usable

@@ -1,7 +1,9 @@
 // MaxPool, AveragePool (NCHW, 1 to 3 spatial dims), GlobalMaxPool and
 // GlobalAveragePool (any rank); onnxruntime's quantized com.microsoft
 // QLinearAveragePool and QLinearGlobalAveragePool (int8/uint8, per-tensor
-// scales), which onnxruntime.quantization writes in QOperator format.
+// scales), which onnxruntime.quantization writes in QOperator format, and its
+// com.microsoft NhwcMaxPool (int8/uint8, X [N, spatial..., C]; MaxPool's
+// attributes less storage_order; optimizer/nhwc_transformer.cc writes it).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -79,6 +81,7 @@ class PoolKernel final : public OpKernel {
     storage_order_ = info.AttrInt("storage_order", 0);
     ONYX_CHECK(storage_order_ == 0 || storage_order_ == 1, ErrorCode::kInvalidGraph, op,
                ": attribute storage_order must be 0 or 1, got ", storage_order_);
+    channels_last_ = info.node().op_type == "NhwcMaxPool";
     return Status::OK();
   }
 
@@ -86,13 +89,14 @@ class PoolKernel final : public OpKernel {
     // float16/bfloat16 run the float code, accumulating in float.
     if (const Tensor* in0 = ctx.Input(0); in0 != nullptr && IsHalfType(in0->type()))
       return ComputeThroughFloat(*this, ctx, {{0, 0}});
-    const char* op = KindName(kKind);
+    const char* op = channels_last_ ? "NhwcMaxPool" : KindName(kKind);
     const Tensor* x = nullptr;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
-    const Dims& xd = x->dims();
     const size_t nd = kernel_.size();
-    ONYX_CHECK_ARG(xd.size() == nd + 2, op, ": input X ", ShapeToString(xd), " must have rank ", nd + 2,
+    ONYX_CHECK_ARG(x->dims().size() == nd + 2, op, ": input X ", ShapeToString(x->dims()), " must have rank ", nd + 2,
                    " to match kernel_shape ", ShapeToString(kernel_));
+    if (channels_last_) return ComputeChannelsLast(ctx, *x);
+    const Dims& xd = x->dims();
 
     // Axes [0, kPoolDims - nd) are dummies of size 1.
     PoolAxis axes[kPoolDims];
@@ -121,6 +125,61 @@ class PoolKernel final : public OpKernel {
   }
 
  private:
+  // NhwcMaxPool: each output position's C channels are the elementwise
+  // maximum of the rows of C the window's taps read.
+  Status ComputeChannelsLast(KernelContext& ctx, const Tensor& x) const {
+    const Dims& xd = x.dims();
+    const size_t nd = kernel_.size();
+    Dims first{xd[0], xd.back()};  // [N, C, spatial...] for PlanAxis
+    first.insert(first.end(), xd.begin() + 1, xd.end() - 1);
+    PoolAxis axes[kPoolDims];
+    Dims yd{xd[0]};
+    for (size_t j = 0; j < nd; ++j) {
+      PoolAxis& a = axes[kPoolDims - nd + j];
+      ONYX_RETURN_IF_ERROR(PlanAxis(first, j, &a));
+      yd.push_back(a.out);
+    }
+    for (size_t j = 0; j < kPoolDims - nd; ++j) PlanDummy(&axes[j]);
+    yd.push_back(xd.back());
+    Tensor* y = ctx.Output(0, yd, x.type());
+    if (y == nullptr || y->size() == 0) return Status::OK();
+    return DispatchOver(qlinear::Int8TypeSet{}, x.type(), "NhwcMaxPool", [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      RunChannelsLast<T>(ctx, x.data<T>(), xd[0], xd.back(), axes, y->data<T>());
+      return Status::OK();
+    });
+  }
+
+  template <typename T>
+  static void MaxInto(const T* __restrict src, int64_t n, T* __restrict dst) {
+    for (int64_t c = 0; c < n; ++c) dst[c] = src[c] > dst[c] ? src[c] : dst[c];
+  }
+
+  template <typename T>
+  void RunChannelsLast(KernelContext& ctx, const T* xv, int64_t N, int64_t C, const PoolAxis* ax, T* y) const {
+    const int64_t D = ax[0].in, H = ax[1].in, W = ax[2].in, OD = ax[0].out, OH = ax[1].out, OW = ax[2].out;
+    const int64_t rows = N * OD * OH;  // rows of OW output positions
+    ThreadPool::For(ctx.threads(), rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(OW * C * ShapeSize(kernel_), 1)),
+                    [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t n = r / (OD * OH), od = (r / OH) % OD, oh = r % OH;
+        const T* in = xv + n * D * H * W * C;
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          T* out = y + (r * OW + ow) * C;
+          std::fill(out, out + C, std::numeric_limits<T>::lowest());
+          for (int64_t td = ax[0].lo[od]; td < ax[0].hi[od]; ++td) {
+            const int64_t id = ax[0].start[od] + td * ax[0].dil;
+            for (int64_t th = ax[1].lo[oh]; th < ax[1].hi[oh]; ++th) {
+              const int64_t ih = ax[1].start[oh] + th * ax[1].dil;
+              for (int64_t tw = ax[2].lo[ow]; tw < ax[2].hi[ow]; ++tw)
+                MaxInto(in + ((id * H + ih) * W + ax[2].start[ow] + tw * ax[2].dil) * C, C, out);
+            }
+          }
+        }
+      }
+    });
+  }
+
   Status PlanAxis(const Dims& xd, size_t j, PoolAxis* a) const {
     const size_t nd = kernel_.size();
     const int64_t in = xd[j + 2], k = kernel_[j], s = strides_[j], d = dilations_[j];
@@ -318,6 +377,7 @@ class PoolKernel final : public OpKernel {
   int64_t ceil_mode_ = 0;
   int64_t count_include_pad_ = 0;
   int64_t storage_order_ = 0;
+  bool channels_last_ = false;  // NhwcMaxPool
 };
 
 template <PoolKind kKind>
@@ -554,6 +614,8 @@ ONYX_REGISTER_KERNEL(PoolKernel<PoolKind::kAverage>, "", "AveragePool", 1, kMaxV
 ONYX_REGISTER_KERNEL(GlobalPoolKernel<PoolKind::kMax>, "", "GlobalMaxPool", 1, kMaxVersion, FloatOrHalfTypes());
 ONYX_REGISTER_KERNEL(GlobalPoolKernel<PoolKind::kAverage>, "", "GlobalAveragePool", 1, kMaxVersion,
                      FloatOrHalfTypes());
+ONYX_REGISTER_KERNEL(PoolKernel<PoolKind::kMax>, "com.microsoft", "NhwcMaxPool", 1, kMaxVersion,
+                     qlinear::Int8TypeSet::ElemTypes());
 ONYX_REGISTER_KERNEL(QLinearAveragePoolKernel, "com.microsoft", "QLinearAveragePool", 1, kMaxVersion,
                      qlinear::Int8TypeSet::ElemTypes());
 ONYX_REGISTER_KERNEL(QLinearGlobalAveragePoolKernel, "com.microsoft", "QLinearGlobalAveragePool", 1, kMaxVersion,
