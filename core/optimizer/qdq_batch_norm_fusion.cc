@@ -1,8 +1,12 @@
 // qdq_batch_norm_fusion (layout level: onnxruntime cannot run what it
 // writes, so models saved at 'extended' stay its to run): the float island a
 // quantizer leaves around a BatchNormalization it did not fold into a conv,
-//   DequantizeLinear -> BatchNormalization -> [Relu] -> QuantizeLinear,
-// becomes one com.onyxruntime QLinearBatchNormalization (version 1), which
+//   DequantizeLinear -> BatchNormalization -> [Relu] -> [MaxPool] -> QuantizeLinear,
+// becomes one com.onyxruntime QLinearBatchNormalization (version 1) [followed
+// by the MaxPool on its 8-bit output: quantizing is monotone, so the maximum
+// of the quantized values is the quantized maximum, as onnxruntime's QDQ
+// transformers also use; a NaN, which MaxPool skips and quantizing makes the
+// zero point, is the exception], which
 // takes the same steps per element in one pass over 8-bit data, bit for bit
 // (providers/cpu/quantization/qlinear_batch_norm.cc), instead of three or four
 // passes over float tensors four times the size. onnxruntime's static
@@ -14,6 +18,8 @@
 // type), an inference-mode BatchNormalization (spatial, one output) whose
 // four parameters are constant float vectors of one length, and each
 // intermediate value read by the next node only.
+#include <algorithm>
+
 #include "core/optimizer/transformer_util.h"
 
 namespace onyx {
@@ -60,6 +66,15 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   int at = idx.Producer(q.inputs[0]);
   if (at < 0 || !idx.HasSingleUse(q.inputs[0])) return false;
   std::vector<int> pattern;
+  // A MaxPool just before the QuantizeLinear trades places with it.
+  const Node* pool = nullptr;
+  if (IsOnnxOp(graph.nodes[at], "MaxPool") && graph.nodes[at].since_version >= 12 &&
+      graph.nodes[at].outputs.size() == 1 && graph.nodes[at].inputs.size() == 1) {
+    pool = &graph.nodes[at];
+    pattern.push_back(at);
+    at = idx.Producer(pool->inputs[0]);
+    if (at < 0 || !idx.HasSingleUse(pool->inputs[0])) return false;
+  }
   bool relu = false;
   if (IsOnnxOp(graph.nodes[at], "Relu")) {
     relu = true;
@@ -84,14 +99,33 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
   Node fused;
   fused.inputs = {dq.inputs[0], dq.inputs[1], dq.inputs.size() > 2 ? dq.inputs[2] : std::string(),
                   bn.inputs[1], bn.inputs[2], bn.inputs[3], bn.inputs[4], q.inputs[1], q.inputs[2]};
-  fused.outputs = {q.outputs[0]};
+  Node pooled;
+  if (pool != nullptr) {
+    pooled = *pool;
+    pooled.outputs = {q.outputs[0]};
+    pooled.inputs = {UniqueValueName(graph, idx, q.outputs[0] + "_unpooled")};
+    TypeInfo t = TypeInfo::Tensor(TensorElemType(graph, q.outputs[0]));
+    TypeInfo before;
+    if (TensorType(graph, pool->inputs[0], &before) && before.has_shape) t = TypeInfo::Tensor(t.elem, before.dims);
+    graph.value_types[pooled.inputs[0]] = t;
+  }
+  fused.outputs = {pool != nullptr ? pooled.inputs[0] : q.outputs[0]};
   fused.name = bn.name + "/QLinearBatchNormalization";
   fused.op_type = "QLinearBatchNormalization";
   fused.domain = kOnyxDomain;
   fused.since_version = 1;
   fused.attrs["epsilon"] = FloatAttr(bn.AttrFloat("epsilon", 1e-5f));
   if (relu) fused.attrs["activation"] = StringAttr("Relu");
+  TypeInfo out_type;
+  const bool typed = TensorType(graph, q.outputs[0], &out_type);
   ReplacePattern(graph, pattern, std::move(fused));
+  if (pool != nullptr) {
+    if (typed) graph.value_types[pooled.outputs[0]] = out_type;  // ReplacePattern dropped it with the Q
+    // Right after the fused node, which took the QuantizeLinear's place.
+    const auto it = std::find_if(graph.nodes.begin(), graph.nodes.end(),
+                                 [&](const Node& n) { return n.outputs == std::vector<std::string>{pooled.inputs[0]}; });
+    graph.nodes.insert(it + 1, std::move(pooled));
+  }
   return true;
 }
 

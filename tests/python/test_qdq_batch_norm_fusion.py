@@ -152,3 +152,37 @@ def test_interleaved_parallel_islands_all_fuse(onyx, tmp_path):
     order = ["xq", "a_dq", "b_dq", "a_bn", "b_bn", "b_relu", "a", "b"]
     g.nodes.sort(key=lambda n: order.index(n.output[0]) if n.output[0] in order else len(order))
     check(onyx, g.model(["N", 6, 5, 7], ["ya", "yb"]), feeds((2, 6, 5, 7)), tmp_path, fused=2)
+
+
+@ONYX_ONLY
+@pytest.mark.parametrize("act", [np.uint8, np.int8])
+@pytest.mark.parametrize("follow_conv", [False, True])
+def test_max_pool_before_quantize_moves_behind_the_fused_island(onyx, tmp_path, act, follow_conv):
+    # DQ -> BN -> Relu -> MaxPool -> Q (a ResNet stem as quantized): the MaxPool runs
+    # on the fused island's 8-bit output; with a QLinearConv on each side the stem
+    # joins the channels-last chain as NhwcMaxPool.
+    g = QGraph(seed=27, act=act)
+    x = g.quantize("x", "xq", scale=0.03)
+    src = g.conv(x, "c0", 6, 8, 3) if follow_conv else x
+    c = 8 if follow_conv else 6
+    d = g.dequantize(src[0], src[1], "stem_dq")
+    prm = [g.init("stem_" + n, v.astype(np.float32)) for n, v in (
+        ("gamma", g.rng.uniform(0.5, 1.5, c)), ("beta", g.rng.uniform(-1, 1, c)), ("mean", g.rng.uniform(-1, 1, c)),
+        ("var", g.rng.uniform(0.2, 2, c)))]
+    g.nodes += [helper.make_node("BatchNormalization", [d] + prm, ["stem_bn"]),
+                helper.make_node("Relu", ["stem_bn"], ["stem_relu"]),
+                helper.make_node("MaxPool", ["stem_relu"], ["stem_pool"], kernel_shape=[3, 3], strides=[2, 2],
+                                 pads=[1, 1, 1, 1])]
+    q = g.quantize("stem_pool", "stem", scale=0.04)
+    if follow_conv:
+        q = g.conv(q, "c1", 8, 8, 1)
+    g.dequantize(q[0], q[1], "y")
+    saved = check(onyx, g.model(["N", 6, 9, 10], ["y"]), feeds((2, 6, 9, 10)), tmp_path)
+    counts = op_counts(saved)
+    assert counts["BatchNormalization"] == 0 and counts["Relu"] == 0, counts
+    if follow_conv:
+        assert counts["com.microsoft:NhwcMaxPool"] == 1 and counts["Transpose"] == 2, counts
+    else:
+        assert counts["MaxPool"] == 1, counts
+        pool = next(n for n in saved.graph.node if n.op_type == "MaxPool")
+        assert pool.input[0] == next(n for n in saved.graph.node if n.op_type == "QLinearBatchNormalization").output[0]

@@ -38,6 +38,26 @@ __attribute__((target("avx512f,avx512bw"))) void Transpose16x64(const uint8_t* s
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (48 + i) * ldd), _mm512_mask_extracti32x4_epi32(z, 0xF, r[i], 3));
   }
 }
+
+// A block of nr <= 16 rows by nc <= 16 columns (an edge of the matrix, or all
+// of one with few rows or columns: an image's 3 channels), the loads and
+// stores masked to it; the rows past nr transpose as zeros, unstored.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void TransposeEdge16(const uint8_t* src, int64_t lds,
+                                                                           int64_t nr, int64_t nc, uint8_t* dst,
+                                                                           int64_t ldd) {
+  const __mmask16 cm = static_cast<__mmask16>(nc >= 16 ? 0xFFFFu : (1u << nc) - 1);
+  const __mmask16 rm = static_cast<__mmask16>(nr >= 16 ? 0xFFFFu : (1u << nr) - 1);
+  __m128i r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = i < nr ? _mm_maskz_loadu_epi8(cm, src + i * lds) : _mm_setzero_si128();
+  for (int round = 0; round < 4; ++round) {
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = _mm_unpacklo_epi8(r[i], r[i + 8]);
+      t[2 * i + 1] = _mm_unpackhi_epi8(r[i], r[i + 8]);
+    }
+    for (int i = 0; i < 16; ++i) r[i] = t[i];
+  }
+  for (int j = 0; j < nc; ++j) _mm_mask_storeu_epi8(dst + j * ldd, rm, r[j]);
+}
 #endif
 
 }  // namespace
@@ -70,6 +90,11 @@ void TransposeBytes(const uint8_t* src, int64_t rows, int64_t cols, uint8_t* dst
           }
           for (int i = 0; i < kB; ++i) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (c0 + i) * ldd + r0), r[i]);
         }
+      }
+      if (avx512) {
+        for (; c0 < cols; c0 += kB)
+          TransposeEdge16(src + r0 * cols + c0, cols, r1 - r0, std::min(kB, cols - c0), dst + c0 * ldd + r0, ldd);
+        continue;
       }
 #endif
       for (; c0 < cols; c0 += kB) {
