@@ -440,3 +440,40 @@ def test_nhwc_max_pool_kernel_matches_max_pool(onyx, spatial, attrs):
         bad.run(None, {"x": np.zeros((1,) * nd + (5,), np.uint8)})  # one dim short
     assert "NhwcMaxPool: input X" in str(e.value) and "must have rank %d" % (nd + 2) in str(e.value), str(e.value)
     assert bad.run(None, {"x": xl})[0].shape == got.shape  # still usable
+
+
+# Few input channels and many taps: the channels-last kernel gathers each row
+# of taps in one copy (the stem of an image net), borders, strides and a
+# dilation included; against the channels-first kernel and onnxruntime.
+@pytest.mark.parametrize("cin,k,attrs", [
+    (3, (7, 7), dict(strides=[2, 2], pads=[3, 3, 3, 3])),
+    (1, (9, 8), dict(pads=[0, 4, 2, 1])),
+    (4, (5, 5), dict(strides=[1, 3], pads=[2, 0, 2, 2])),
+    (7, (3, 5), dict(dilations=[2, 1], pads=[2, 2, 0, 1])),
+    (3, (5, 5), dict(dilations=[1, 2], pads=[2, 4, 2, 4])),
+])
+@pytest.mark.parametrize("act", [np.uint8, np.int8])
+def test_few_channel_channels_last_conv(onyx, cin, k, attrs, act):
+    def model(last, shape):
+        g = QGraph(seed=17, act=act)
+        g.init("x_s", np.float32(0.05))
+        g.init("x_z", np.array(g.zp + 3, act))
+        g.conv(("x", 0.05), "y", cin, 24, k, pads=attrs.get("pads"), domain="com.microsoft")
+        node = g.nodes[-1]
+        for a in list(node.attribute):
+            if a.name in attrs and a.name != "pads":
+                node.attribute.remove(a)
+        for name in ("strides", "dilations"):
+            if name in attrs:
+                node.attribute.append(helper.make_attribute(name, attrs[name]))
+        node.attribute.append(helper.make_attribute("channels_last", last))
+        t = U8 if act == np.uint8 else I8
+        return g.model(shape, [("y", t)], x_type=t)
+    info = np.iinfo(act)
+    x = np.random.default_rng(18).integers(info.min, info.max + 1, (2, cin, 23, 19)).astype(act)
+    xl = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    first = session(onyx, model(0, list(x.shape)), "ORT_DISABLE_ALL")[0].run(None, {"x": x})[0]
+    got = session(onyx, model(1, list(xl.shape)), "ORT_DISABLE_ALL")[0].run(None, {"x": xl})[0]
+    np.testing.assert_array_equal(got, first.transpose(0, 2, 3, 1))
+    theirs = session(ort, model(1, list(xl.shape)), "ORT_DISABLE_ALL")[0].run(None, {"x": xl})[0]
+    np.testing.assert_array_equal(got, theirs)
