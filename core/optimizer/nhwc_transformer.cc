@@ -28,6 +28,7 @@
 // Results are unchanged bit for bit: the kernels compute the same sums and
 // roundings in either layout.
 #include <algorithm>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -37,15 +38,11 @@ namespace onyx {
 namespace optimizer {
 namespace {
 
-constexpr const char* kOnyxDomain = "com.onyxruntime";
-
 enum class Role {
   kNone,
-  kLayout,   // has a channels-last form (QLinearConv, QLinearGlobalAveragePool)
+  kLayout,   // has a channels-last form (QLinearConv, the 8-bit pools)
   kAnyLayout // elementwise or per channel with an attribute for it
 };
-
-bool Is8Bit(ElemType e) { return e == ElemType::kUint8 || e == ElemType::kInt8; }
 
 // Input `name` holds one value (scalar or [1]) as far as the graph knows.
 bool OneElement(const Graph& graph, const std::string& name) {
@@ -208,6 +205,14 @@ Status TransformNhwc(Graph& graph, const OptimizerContext&, bool* changed) {
 
   // Rebuild the node list with the converted nodes and their transposes.
   std::unordered_map<std::string, std::string> last;  // [N, C, ...] value -> its channels-last copy
+  // New value names: unused in the graph as indexed, and among themselves.
+  std::unordered_set<std::string> made;
+  auto fresh = [&](const std::string& base) {
+    std::string name = UniqueValueName(graph, idx, base);
+    for (int k = 2; made.count(name) != 0; ++k) name = UniqueValueName(graph, idx, base + "_" + std::to_string(k));
+    made.insert(name);
+    return name;
+  };
   std::vector<Node> out;
   out.reserve(count + 8);
   for (size_t i = 0; i < count; ++i) {
@@ -221,7 +226,7 @@ Status TransformNhwc(Graph& graph, const OptimizerContext&, bool* changed) {
       const std::string v = n.inputs[s];
       auto it = last.find(v);
       if (it == last.end()) {
-        const std::string t = UniqueValueName(graph, idx, v + "_nhwc");
+        const std::string t = fresh(v + "_nhwc");
         out.push_back(MakeTranspose(t + "/Transpose", v, t, ToLast(rank), opset));
         PermutedType(graph, v, t, ToLast(rank));
         it = last.emplace(v, t).first;
@@ -241,7 +246,7 @@ Status TransformNhwc(Graph& graph, const OptimizerContext&, bool* changed) {
       n.attrs["channels_last"] = IntAttr(1);
     }
     const std::string y = n.outputs[0];
-    const std::string t = UniqueValueName(graph, idx, y + "_nhwc");
+    const std::string t = fresh(y + "_nhwc");
     PermutedType(graph, y, t, ToLast(rank));
     n.outputs[0] = t;
     last.emplace(y, t);

@@ -26,10 +26,6 @@ namespace onyx {
 namespace optimizer {
 namespace {
 
-constexpr const char* kOnyxDomain = "com.onyxruntime";
-
-bool Is8Bit(ElemType e) { return e == ElemType::kUint8 || e == ElemType::kInt8; }
-
 // Input `scale` (and `zp`, which may be absent when `zp_required` is false)
 // are constant one-element initializers: a float scale, an 8-bit zero point.
 bool PerTensorParams(const Graph& graph, const Node& n, bool zp_required) {

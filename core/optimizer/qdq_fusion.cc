@@ -50,8 +50,6 @@ namespace onyx {
 namespace optimizer {
 namespace {
 
-bool Is8Bit(ElemType t) { return t == ElemType::kInt8 || t == ElemType::kUint8; }
-
 // One DequantizeLinear (or QuantizeLinear) with constant parameters.
 struct QdqNode {
   int index = -1;

@@ -42,6 +42,11 @@ Status TransformNhwc(Graph& graph, const OptimizerContext& ctx, bool* changed);/
 // The opset a fused contrib node (com.microsoft) carries.
 constexpr const char* kMsDomain = "com.microsoft";
 constexpr int kMsOpset = 1;
+// Our own operators' domain (version 1): kernels onnxruntime does not have,
+// written at the layout level only.
+constexpr const char* kOnyxDomain = "com.onyxruntime";
+
+inline bool Is8Bit(ElemType e) { return e == ElemType::kUint8 || e == ElemType::kInt8; }
 
 // Who produces and who reads each value of one graph, as of when it was built;
 // transformers rebuild it after each rewrite rather than patch it.
