@@ -1,0 +1,96 @@
+"""1x1 stride-1 convolutions on every SIMD path (ONYX_CPU_ISA=avx512 where the
+CPU has it, avx2, baseline; each in a fresh interpreter): the SGEMM reads the
+input itself as its right operand under the pre-packed weights
+(sgemm_inplace.inc), by row tiles across column blocks for shallow products
+(K <= 128) and by groups of MC rows for deeper ones, over several K blocks,
+several column blocks, rows past MC, partial row tiles and column panels,
+on 1 to 3 threads (the GEMM split by rows or columns), with the bias,
+residual Z and Relu / Clip the conv applies in its epilogue; against
+onnx.reference.ReferenceEvaluator on the unfused graph."""
+
+import json
+
+import pytest
+
+from test_cpu_path import _paths, _probe
+
+PROBE = r"""
+import json
+import numpy as np
+from onnx import helper, numpy_helper, TensorProto
+from onnx.reference import ReferenceEvaluator
+import onyxruntime as rt
+
+rng = np.random.default_rng(0)
+F = TensorProto.FLOAT
+results = {}
+
+def rand(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+def model(xshape, M, tail, residual, bias):
+    C = xshape[1]
+    W = rand(M, C, 1, 1) / np.float32(np.sqrt(C))
+    inits = [numpy_helper.from_array(W, "W")]
+    ins = ["x", "W"]
+    if bias:
+        inits.append(numpy_helper.from_array(rand(M), "B"))
+        ins.append("B")
+    nodes = [helper.make_node("Conv", ins, ["c"])]
+    inputs = [helper.make_tensor_value_info("x", F, xshape)]
+    cur = "c"
+    if residual:
+        inputs.append(helper.make_tensor_value_info("z", F, [xshape[0], M] + xshape[2:]))
+        nodes.append(helper.make_node("Add", [cur, "z"], ["s"]))
+        cur = "s"
+    if tail == "Relu":
+        nodes.append(helper.make_node("Relu", [cur], ["y"]))
+        cur = "y"
+    elif tail == "Clip":
+        inits += [numpy_helper.from_array(np.array(0, np.float32), "lo"),
+                  numpy_helper.from_array(np.array(1.5, np.float32), "hi")]
+        nodes.append(helper.make_node("Clip", [cur, "lo", "hi"], ["y"]))
+        cur = "y"
+    g = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info(cur, F, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+def check(name, xshape, M, tail=None, residual=False, bias=True):
+    m = model(xshape, M, tail, residual, bias)
+    feeds = {"x": rand(*xshape)}
+    if residual:
+        feeds["z"] = rand(xshape[0], M, *xshape[2:])
+    ref = ReferenceEvaluator(m).run(None, feeds)[0]
+    for threads in (1, 2, 3):
+        so = rt.SessionOptions()
+        so.intra_op_num_threads = threads
+        got = rt.InferenceSession(m.SerializeToString(), so).run(None, feeds)[0]
+        assert got.shape == ref.shape, (name, got.shape, ref.shape)
+        results[f"{name}/t{threads}"] = float(np.max(np.abs(got - ref) / (np.abs(ref) + 1.0)))
+
+# Shallow (K <= 128): row tiles walk the column panels.
+check("shallow_residual_relu", [2, 64, 17, 19], 76, "Relu", True)
+check("shallow_column_blocks", [1, 96, 50, 50], 30, None, True)
+check("shallow_rows_past_mc", [1, 64, 12, 12], 400, "Relu", True)
+check("shallow_k1", [1, 1, 9, 40], 20, "Clip")
+check("shallow_no_bias", [1, 24, 56, 56], 144, None, False, False)
+# Deep: groups of MC rows, K blocks (300 = 2 x 150, 600 = 3 x 200), column blocks.
+check("deep_k_blocks_residual", [2, 300, 10, 13], 100, "Relu", True)
+check("deep_column_blocks_clip", [1, 600, 30, 31], 40, "Clip")
+check("deep_rows_past_mc", [1, 200, 9, 9], 250, None, True)
+check("deep_one_block", [1, 256, 14, 14], 64, "Relu")
+# Few rows (one row tile or less): B read in place by the plain loop.
+check("few_rows", [1, 50, 20, 20], 5, "Relu", True)
+print("CPU_PATH", rt.get_build_info())
+print("RESULTS " + json.dumps(results))
+"""
+
+
+@pytest.mark.parametrize("isa", _paths())
+def test_pointwise_conv_agrees_with_reference_on_each_path(isa):
+    lines = _probe(isa, PROBE, timeout=600).splitlines()
+    info = [l for l in lines if l.startswith("CPU_PATH")][0]
+    assert f"cpu path={isa}" in info, info
+    r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
+    assert len(r) == 3 * 10, sorted(r)
+    for name, err in r.items():
+        assert err < 1e-4, f"{name} on {isa}: max relative error {err}"
