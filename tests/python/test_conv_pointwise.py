@@ -4,7 +4,8 @@ input itself as its right operand under the pre-packed weights
 (sgemm_inplace.inc), by row tiles across column blocks for shallow products
 (K <= 128) and by groups of MC rows for deeper ones, over several K blocks,
 several column blocks, rows past MC, partial row tiles and column panels,
-on 1 to 3 threads (the GEMM split by rows or columns), with the bias,
+on 1 to 3 threads (the GEMM split by rows or columns), strided 1x1 convs
+(the input subsampled, then read the same way), with the bias,
 residual Z and Relu / Clip the conv applies in its epilogue; against
 onnx.reference.ReferenceEvaluator on the unfused graph."""
 
@@ -28,19 +29,25 @@ results = {}
 def rand(*shape):
     return rng.standard_normal(shape).astype(np.float32)
 
-def model(xshape, M, tail, residual, bias):
+def out_dims(xshape, attrs):
+    s = attrs.get("strides", [1] * (len(xshape) - 2))
+    p = attrs.get("pads", [0] * (2 * (len(xshape) - 2)))
+    nd = len(xshape) - 2
+    return [(xshape[2 + j] + p[j] + p[nd + j] - 1) // s[j] + 1 for j in range(nd)]
+
+def model(xshape, M, tail, residual, bias, attrs):
     C = xshape[1]
-    W = rand(M, C, 1, 1) / np.float32(np.sqrt(C))
+    W = rand(M, C, *([1] * (len(xshape) - 2))) / np.float32(np.sqrt(C))
     inits = [numpy_helper.from_array(W, "W")]
     ins = ["x", "W"]
     if bias:
         inits.append(numpy_helper.from_array(rand(M), "B"))
         ins.append("B")
-    nodes = [helper.make_node("Conv", ins, ["c"])]
+    nodes = [helper.make_node("Conv", ins, ["c"], **attrs)]
     inputs = [helper.make_tensor_value_info("x", F, xshape)]
     cur = "c"
     if residual:
-        inputs.append(helper.make_tensor_value_info("z", F, [xshape[0], M] + xshape[2:]))
+        inputs.append(helper.make_tensor_value_info("z", F, [xshape[0], M] + out_dims(xshape, attrs)))
         nodes.append(helper.make_node("Add", [cur, "z"], ["s"]))
         cur = "s"
     if tail == "Relu":
@@ -54,11 +61,11 @@ def model(xshape, M, tail, residual, bias):
     g = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info(cur, F, None)], inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
-def check(name, xshape, M, tail=None, residual=False, bias=True):
-    m = model(xshape, M, tail, residual, bias)
+def check(name, xshape, M, tail=None, residual=False, bias=True, **attrs):
+    m = model(xshape, M, tail, residual, bias, attrs)
     feeds = {"x": rand(*xshape)}
     if residual:
-        feeds["z"] = rand(xshape[0], M, *xshape[2:])
+        feeds["z"] = rand(xshape[0], M, *out_dims(xshape, attrs))
     ref = ReferenceEvaluator(m).run(None, feeds)[0]
     for threads in (1, 2, 3):
         so = rt.SessionOptions()
@@ -80,6 +87,17 @@ check("deep_rows_past_mc", [1, 200, 9, 9], 250, None, True)
 check("deep_one_block", [1, 256, 14, 14], 64, "Relu")
 # Few rows (one row tile or less): B read in place by the plain loop.
 check("few_rows", [1, 50, 20, 20], 5, "Relu", True)
+# Strided 1x1 (no padding read): the input subsampled, then read as B; odd
+# sizes, strides 2 and 3, different per axis, 1-D; a 7x7 output (the
+# transposed product); end pads (an output row reading only padding) and
+# leading pads keep the im2col path.
+check("strided_s2", [2, 40, 17, 21], 70, "Relu", True, strides=[2, 2])
+check("strided_s3_deep", [1, 300, 20, 23], 36, None, False, strides=[3, 3])
+check("strided_s21", [1, 24, 9, 30], 50, "Clip", True, strides=[2, 1])
+check("strided_1d", [3, 16, 41], 20, None, True, strides=[2])
+check("strided_small_out", [2, 64, 14, 14], 96, "Relu", True, strides=[2, 2])
+check("strided_end_pad", [1, 16, 10, 10], 24, None, False, strides=[2, 2], pads=[0, 0, 1, 1])
+check("strided_lead_pad", [1, 16, 11, 11], 24, "Relu", False, strides=[2, 2], pads=[1, 1, 0, 0])
 print("CPU_PATH", rt.get_build_info())
 print("RESULTS " + json.dumps(results))
 """
@@ -91,6 +109,6 @@ def test_pointwise_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 3 * 10, sorted(r)
+    assert len(r) == 3 * 17, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"
