@@ -3,6 +3,7 @@ CPU has it, avx2, baseline; each in a fresh interpreter): the SGEMM reads the
 input itself as its right operand under the pre-packed weights
 (sgemm_inplace.inc), by row tiles across column blocks for shallow products
 (K <= 128) and by groups of MC rows for deeper ones, over several K blocks,
+the last few columns turned over (EdgeColumns),
 several column blocks, rows past MC, partial row tiles and column panels,
 on 1 to 3 threads (the GEMM split by rows or columns), strided 1x1 convs
 (the input subsampled, then read the same way), with the bias,
@@ -85,6 +86,12 @@ check("deep_k_blocks_residual", [2, 300, 10, 13], 100, "Relu", True)
 check("deep_column_blocks_clip", [1, 600, 30, 31], 40, "Clip")
 check("deep_rows_past_mc", [1, 200, 9, 9], 250, None, True)
 check("deep_one_block", [1, 256, 14, 14], 64, "Relu")
+# Last columns filling at most half a vector (EdgeColumns): 196 = 6 x 32 + 4
+# under one K block (each row group's edge after its panels, the last group
+# of an odd number of row panels) and several; one column past the panels.
+check("edge_one_k_block", [1, 200, 14, 14], 250, "Relu", True)
+check("edge_k_blocks", [2, 520, 14, 14], 40, "Clip")
+check("edge_one_column", [1, 72, 3, 11], 30, None, True)
 # Few rows (one row tile or less): B read in place by the plain loop.
 check("few_rows", [1, 50, 20, 20], 5, "Relu", True)
 # Strided 1x1 (no padding read): the input subsampled, then read as B; odd
@@ -109,6 +116,6 @@ def test_pointwise_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 3 * 17, sorted(r)
+    assert len(r) == 3 * 20, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"
