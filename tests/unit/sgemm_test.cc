@@ -216,6 +216,40 @@ TEST(Sgemm, TransposeOnEveryPath) {
   sgemm::SetIsaForTesting(fastmath::BestIsa());
 }
 
+// Transpose with an epilogue (Conv's transposed product finishing Y): bias
+// per output row, Z shaped like the output (its own row stride), a clamp,
+// on the whole blocks and the edges of every path.
+TEST(Sgemm, TransposeEpilogueOnEveryPath) {
+  for (const fastmath::Isa want : {fastmath::Isa::kBaseline, fastmath::Isa::kAvx2, fastmath::Isa::kAvx512}) {
+    if (sgemm::SetIsaForTesting(want) != want) continue;
+    for (const int64_t rows : {1, 9, 49})
+      for (const int64_t cols : {3, 8, 37}) {
+        const int64_t lds = cols + 3, ldd = rows + 1, ldz = rows + 2;
+        std::vector<float> src(rows * lds), dst(cols * ldd, -7.f), bias(cols), z(cols * ldz);
+        for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i % 23) - 11.f;
+        for (size_t i = 0; i < bias.size(); ++i) bias[i] = static_cast<float>(i % 5) - 2.f;
+        for (size_t i = 0; i < z.size(); ++i) z[i] = static_cast<float>(i % 7) * 0.5f - 1.f;
+        sgemm::Epilogue ep;
+        ep.bias = bias.data();
+        ep.z = z.data();
+        ep.ldz = ldz;
+        ep.clamp = true;
+        ep.lo = -3.f;
+        ep.hi = 6.f;
+        sgemm::Transpose(rows, cols, src.data(), lds, dst.data(), ldd, &ep);
+        for (int64_t c = 0; c < cols; ++c) {
+          for (int64_t r = 0; r < rows; ++r) {
+            const float want_v = std::min(std::max(src[r * lds + c] + bias[c] + z[c * ldz + r], -3.f), 6.f);
+            ASSERT_EQ(dst[c * ldd + r], want_v) << fastmath::IsaName(want) << " " << rows << "x" << cols << " at ("
+                                                << r << ", " << c << ")";
+          }
+          EXPECT_EQ(dst[c * ldd + rows], -7.f) << "wrote past row " << c << " of the output";
+        }
+      }
+  }
+  sgemm::SetIsaForTesting(fastmath::BestIsa());
+}
+
 }  // namespace
 }  // namespace onyx
 

@@ -93,7 +93,8 @@ struct Kernel {
   int64_t kc;
   void (*run_task)(const Args&, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
   void (*pack_whole)(bool left, bool trans, int64_t rows, int64_t K, const float* X, int64_t ld, float* dst);
-  void (*transpose)(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst, int64_t ldd);
+  void (*transpose)(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst, int64_t ldd,
+                    const Epilogue* ep);
 };
 
 }  // namespace
@@ -235,14 +236,24 @@ Packed PackB(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb) {
   return Packed::Pack(false, trans_b, N, K, B, ldb);
 }
 
-void Transpose(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst, int64_t ldd) {
+void Transpose(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst, int64_t ldd,
+               const Epilogue* ep) {
   const Kernel* k = KernelFor(ActiveIsa());
   if (k != nullptr) {
-    k->transpose(rows, cols, src, lds, dst, ldd);
+    k->transpose(rows, cols, src, lds, dst, ldd, ep);
     return;
   }
-  for (int64_t c = 0; c < cols; ++c)
-    for (int64_t r = 0; r < rows; ++r) dst[c * ldd + r] = src[r * lds + c];
+  for (int64_t c = 0; c < cols; ++c) {
+    for (int64_t r = 0; r < rows; ++r) {
+      float v = src[r * lds + c];
+      if (ep != nullptr) {
+        if (ep->bias) v += ep->bias[c];
+        if (ep->z) v += ep->z[c * ep->ldz + r];
+        if (ep->clamp) v = std::min(std::max(v, ep->lo), ep->hi);
+      }
+      dst[c * ldd + r] = v;
+    }
+  }
 }
 
 bool Usable(const Packed* p, bool left, int64_t rows, int64_t depth) {

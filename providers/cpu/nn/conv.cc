@@ -643,7 +643,22 @@ class ConvKernel final : public OpKernel {
     sgemm::Gemm(true, false, OS, Mg, Kc, 1.f, strided ? SubsampleImage(image, Cg, g) : image, OS, nullptr, Mg, 0.f,
                 yt, ldt, pool, nullptr, &packed_w_[grp], pointwise || strided ? nullptr : &src, nullptr);
     const int64_t off = (n * M + grp * Mg) * OS;
+    // Bias, Z and a clamp finish Y's rows as the transpose writes them.
+    const bool clamp = act_.kind == Activation::Kind::kClamp;
+    const bool in_transpose = act_.kind == Activation::Kind::kNone || clamp;
     ThreadPool::For(pool, Mg, std::max<int64_t>(1, 8192 / std::max<int64_t>(OS, 1)), [&](int64_t begin, int64_t end) {
+      if (in_transpose) {
+        sgemm::Epilogue ep;
+        ep.bias = bv ? bv + grp * Mg + begin : nullptr;
+        ep.z = zv ? zv + off + begin * OS : nullptr;
+        ep.ldz = OS;
+        ep.clamp = clamp;
+        ep.lo = act_.lo;
+        ep.hi = act_.hi;
+        const bool any = ep.bias != nullptr || ep.z != nullptr || clamp;
+        sgemm::Transpose(OS, end - begin, yt + begin, ldt, yv + off + begin * OS, OS, any ? &ep : nullptr);
+        return;
+      }
       sgemm::Transpose(OS, end - begin, yt + begin, ldt, yv + off + begin * OS, OS);
       for (int64_t m = begin; m < end; ++m) {
         float* yr = yv + off + m * OS;
