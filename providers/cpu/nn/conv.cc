@@ -590,6 +590,20 @@ class ConvKernel final : public OpKernel {
     return src;
   }
 
+  // The sgemm::Epilogue of a block of Y: `bias` per row, Z at `z` (rows
+  // `ldz` apart), the clamp of a fused Relu / Clip.
+  sgemm::Epilogue GemmEpilogue(const float* bias, const float* z, int64_t ldz) const {
+    sgemm::Epilogue ep;
+    ep.bias = bias;
+    ep.z = z;
+    ep.ldz = ldz;
+    ep.clamp = act_.kind == Activation::Kind::kClamp;
+    ep.lo = act_.lo;
+    ep.hi = act_.hi;
+    return ep;
+  }
+  static bool Needed(const sgemm::Epilogue& ep) { return ep.bias != nullptr || ep.z != nullptr || ep.clamp; }
+
   // A 1x1 conv with strides (ResNet's downsampling shortcuts) that reads no
   // padding: the input subsampled (SubsampleImage) is a stride-1 pointwise
   // conv's input, which the GEMM reads in place, instead of packing im2col
@@ -648,15 +662,9 @@ class ConvKernel final : public OpKernel {
     const bool in_transpose = act_.kind == Activation::Kind::kNone || clamp;
     ThreadPool::For(pool, Mg, std::max<int64_t>(1, 8192 / std::max<int64_t>(OS, 1)), [&](int64_t begin, int64_t end) {
       if (in_transpose) {
-        sgemm::Epilogue ep;
-        ep.bias = bv ? bv + grp * Mg + begin : nullptr;
-        ep.z = zv ? zv + off + begin * OS : nullptr;
-        ep.ldz = OS;
-        ep.clamp = clamp;
-        ep.lo = act_.lo;
-        ep.hi = act_.hi;
-        const bool any = ep.bias != nullptr || ep.z != nullptr || clamp;
-        sgemm::Transpose(OS, end - begin, yt + begin, ldt, yv + off + begin * OS, OS, any ? &ep : nullptr);
+        const sgemm::Epilogue ep =
+            GemmEpilogue(bv ? bv + grp * Mg + begin : nullptr, zv ? zv + off + begin * OS : nullptr, OS);
+        sgemm::Transpose(OS, end - begin, yt + begin, ldt, yv + off + begin * OS, OS, Needed(ep) ? &ep : nullptr);
         return;
       }
       sgemm::Transpose(OS, end - begin, yt + begin, ldt, yv + off + begin * OS, OS);
@@ -696,14 +704,9 @@ class ConvKernel final : public OpKernel {
       const float* image = xv + (n * C + grp * Cg) * g.in_size;
       float* yb = yv + (n * M + grp * Mg) * OS;
       const sgemm::Im2Col2D src = Im2ColOf(image, Cg, g);
-      sgemm::Epilogue ep;
-      ep.bias = bv ? bv + grp * Mg : nullptr;
-      ep.z = zv ? zv + (n * M + grp * Mg) * OS : nullptr;
-      ep.ldz = OS;
-      ep.clamp = clamp;
-      ep.lo = act_.lo;
-      ep.hi = act_.hi;
-      const bool use_ep = ep.bias != nullptr || ep.z != nullptr || clamp;
+      const sgemm::Epilogue ep =
+          GemmEpilogue(bv ? bv + grp * Mg : nullptr, zv ? zv + (n * M + grp * Mg) * OS : nullptr, OS);
+      const bool use_ep = Needed(ep);
       // A strided 1x1 conv reads its subsampled input as B (in place under packed weights).
       const bool in_place = pointwise || strided_pointwise;
       const float* b = pointwise ? image : in_place ? SubsampleImage(image, Cg, g) : nullptr;
