@@ -99,6 +99,13 @@ struct Epilogue {
   int64_t ldz = 0;
   bool clamp = false;           // then C = min(max(C, lo), hi)
   float lo = 0.f, hi = 0.f;
+  // When given, C is scratch and the result is its transpose: each task's
+  // block of C, once complete, goes to t_out[j * ldt + i] = C[i, j] and the
+  // rest applies there, as Transpose's epilogue (bias per row of t_out, Z
+  // shaped like t_out), inside the same task (Conv's transposed product:
+  // Y = (Y^T)^T without a pass of its own).
+  float* t_out = nullptr;
+  int64_t ldt = 0;
 };
 
 // Row-major C[M,N] = alpha * op(A) * op(B) + beta * C (BlasGemm's contract:

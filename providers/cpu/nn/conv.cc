@@ -653,20 +653,20 @@ class ConvKernel final : public OpKernel {
     sgemm::Im2Col2D src = Im2ColOf(image, Cg, g);
     src.transposed = true;
     const bool strided = IsStridedPointwise(g);
+    const int64_t off = (n * M + grp * Mg) * OS;
+    // Bias, Z and a clamp (Relu, Clip) finish Y inside the GEMM's tasks,
+    // each moving its block of Y^T into Y (Epilogue::t_out): no pass, and no
+    // fork-join, of its own; other activations take a pass after.
+    const bool in_gemm = act_.kind == Activation::Kind::kNone || act_.kind == Activation::Kind::kClamp;
+    sgemm::Epilogue ep = GemmEpilogue(bv ? bv + grp * Mg : nullptr, zv ? zv + off : nullptr, OS);
+    ep.t_out = yv + off;
+    ep.ldt = OS;
     // Pointwise: X_(n,grp) [Kc, OS] (or its subsampling) is itself the matrix; A = its transpose.
     sgemm::Gemm(true, false, OS, Mg, Kc, 1.f, strided ? SubsampleImage(image, Cg, g) : image, OS, nullptr, Mg, 0.f,
-                yt, ldt, pool, nullptr, &packed_w_[grp], pointwise || strided ? nullptr : &src, nullptr);
-    const int64_t off = (n * M + grp * Mg) * OS;
-    // Bias, Z and a clamp finish Y's rows as the transpose writes them.
-    const bool clamp = act_.kind == Activation::Kind::kClamp;
-    const bool in_transpose = act_.kind == Activation::Kind::kNone || clamp;
+                yt, ldt, pool, nullptr, &packed_w_[grp], pointwise || strided ? nullptr : &src,
+                in_gemm ? &ep : nullptr);
+    if (in_gemm) return;
     ThreadPool::For(pool, Mg, std::max<int64_t>(1, 8192 / std::max<int64_t>(OS, 1)), [&](int64_t begin, int64_t end) {
-      if (in_transpose) {
-        const sgemm::Epilogue ep =
-            GemmEpilogue(bv ? bv + grp * Mg + begin : nullptr, zv ? zv + off + begin * OS : nullptr, OS);
-        sgemm::Transpose(OS, end - begin, yt + begin, ldt, yv + off + begin * OS, OS, Needed(ep) ? &ep : nullptr);
-        return;
-      }
       sgemm::Transpose(OS, end - begin, yt + begin, ldt, yv + off + begin * OS, OS);
       for (int64_t m = begin; m < end; ++m) {
         float* yr = yv + off + m * OS;
