@@ -2,6 +2,8 @@
 // against a double-precision reference, on every ISA path this machine runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -209,6 +211,87 @@ TEST(Sgemm, TransposeOnEveryPath) {
           for (int64_t r = 0; r < rows; ++r)
             ASSERT_EQ(dst[c * ldd + r], src[r * lds + c]) << fastmath::IsaName(want) << " " << rows << "x" << cols
                                                           << " at (" << r << ", " << c << ")";
+          EXPECT_EQ(dst[c * ldd + rows], -7.f) << "wrote past row " << c << " of the output";
+        }
+      }
+  }
+  sgemm::SetIsaForTesting(fastmath::BestIsa());
+}
+
+// Gemm with a transposed result (Epilogue::t_out, Conv's transposed product
+// on small images): each task moves its block of C into t_out with bias per
+// row of t_out, Z and a clamp; B pre-packed and not, inline and on a pool
+// (the tasks split rows or columns), on every path.
+TEST(Sgemm, TransposedResultOnEveryPath) {
+  ThreadPool pool(3);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (const fastmath::Isa want : {fastmath::Isa::kAvx2, fastmath::Isa::kAvx512}) {
+    if (sgemm::SetIsaForTesting(want) != want) continue;
+    for (const auto& [M, N, K] : {std::array<int64_t, 3>{49, 96, 64}, {13, 40, 300}, {200, 70, 33}}) {
+      std::vector<float> a(M * K), b(K * N), bias(N), z(N * M);
+      for (auto* v : {&a, &b, &bias, &z})
+        for (float& x : *v) x = u(rng);
+      const sgemm::Packed pb = sgemm::PackB(false, K, N, b.data(), N);
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        for (const sgemm::Packed* packed : {&pb, static_cast<const sgemm::Packed*>(nullptr)}) {
+          const int64_t ldc = N + 5, ldt = M + 3;
+          std::vector<float> c(M * ldc), t(N * ldt, -9.f);
+          sgemm::Epilogue ep;
+          ep.bias = bias.data();
+          ep.z = z.data();
+          ep.ldz = M;
+          ep.clamp = true;
+          ep.lo = -0.5f;
+          ep.hi = 0.75f;
+          ep.t_out = t.data();
+          ep.ldt = ldt;
+          sgemm::Gemm(false, false, M, N, K, 1.f, a.data(), K, b.data(), N, 0.f, c.data(), ldc, p, nullptr, packed,
+                      nullptr, &ep);
+          for (int64_t j = 0; j < N; ++j) {
+            for (int64_t i = 0; i < M; ++i) {
+              double acc = 0;
+              for (int64_t k = 0; k < K; ++k) acc += static_cast<double>(a[i * K + k]) * b[k * N + j];
+              const double want_v = std::min(std::max(acc + bias[j] + z[j * M + i], -0.5), 0.75);
+              ASSERT_NEAR(t[j * ldt + i], want_v, 1e-4) << fastmath::IsaName(want) << " " << M << "x" << N << "x"
+                                                        << K << " at (" << j << ", " << i << ")";
+            }
+            EXPECT_EQ(t[j * ldt + M], -9.f) << "wrote past row " << j << " of the output";
+          }
+        }
+      }
+    }
+  }
+  sgemm::SetIsaForTesting(fastmath::BestIsa());
+}
+
+// Transpose with an epilogue (Conv's transposed product finishing Y): bias
+// per output row, Z shaped like the output (its own row stride), a clamp,
+// on the whole blocks and the edges of every path.
+TEST(Sgemm, TransposeEpilogueOnEveryPath) {
+  for (const fastmath::Isa want : {fastmath::Isa::kBaseline, fastmath::Isa::kAvx2, fastmath::Isa::kAvx512}) {
+    if (sgemm::SetIsaForTesting(want) != want) continue;
+    for (const int64_t rows : {1, 9, 49})
+      for (const int64_t cols : {3, 8, 37}) {
+        const int64_t lds = cols + 3, ldd = rows + 1, ldz = rows + 2;
+        std::vector<float> src(rows * lds), dst(cols * ldd, -7.f), bias(cols), z(cols * ldz);
+        for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i % 23) - 11.f;
+        for (size_t i = 0; i < bias.size(); ++i) bias[i] = static_cast<float>(i % 5) - 2.f;
+        for (size_t i = 0; i < z.size(); ++i) z[i] = static_cast<float>(i % 7) * 0.5f - 1.f;
+        sgemm::Epilogue ep;
+        ep.bias = bias.data();
+        ep.z = z.data();
+        ep.ldz = ldz;
+        ep.clamp = true;
+        ep.lo = -3.f;
+        ep.hi = 6.f;
+        sgemm::Transpose(rows, cols, src.data(), lds, dst.data(), ldd, &ep);
+        for (int64_t c = 0; c < cols; ++c) {
+          for (int64_t r = 0; r < rows; ++r) {
+            const float want_v = std::min(std::max(src[r * lds + c] + bias[c] + z[c * ldz + r], -3.f), 6.f);
+            ASSERT_EQ(dst[c * ldd + r], want_v) << fastmath::IsaName(want) << " " << rows << "x" << cols << " at ("
+                                                << r << ", " << c << ")";
+          }
           EXPECT_EQ(dst[c * ldd + rows], -7.f) << "wrote past row " << c << " of the output";
         }
       }

@@ -6,10 +6,12 @@
 #include "providers/cpu/math/sgemm.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -91,7 +93,8 @@ struct Kernel {
   int64_t kc;
   void (*run_task)(const Args&, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
   void (*pack_whole)(bool left, bool trans, int64_t rows, int64_t K, const float* X, int64_t ld, float* dst);
-  void (*transpose)(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst, int64_t ldd);
+  void (*transpose)(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst, int64_t ldd,
+                    const Epilogue* ep);
 };
 
 }  // namespace
@@ -233,14 +236,24 @@ Packed PackB(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb) {
   return Packed::Pack(false, trans_b, N, K, B, ldb);
 }
 
-void Transpose(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst, int64_t ldd) {
+void Transpose(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst, int64_t ldd,
+               const Epilogue* ep) {
   const Kernel* k = KernelFor(ActiveIsa());
   if (k != nullptr) {
-    k->transpose(rows, cols, src, lds, dst, ldd);
+    k->transpose(rows, cols, src, lds, dst, ldd, ep);
     return;
   }
-  for (int64_t c = 0; c < cols; ++c)
-    for (int64_t r = 0; r < rows; ++r) dst[c * ldd + r] = src[r * lds + c];
+  for (int64_t c = 0; c < cols; ++c) {
+    for (int64_t r = 0; r < rows; ++r) {
+      float v = src[r * lds + c];
+      if (ep != nullptr) {
+        if (ep->bias) v += ep->bias[c];
+        if (ep->z) v += ep->z[c * ep->ldz + r];
+        if (ep->clamp) v = std::min(std::max(v, ep->lo), ep->hi);
+      }
+      dst[c * ldd + r] = v;
+    }
+  }
 }
 
 bool Usable(const Packed* p, bool left, int64_t rows, int64_t depth) {
@@ -309,6 +322,9 @@ void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
          epilogue,
          im2col && im2col->transposed ? im2col : nullptr};
   if (g.im2col_a != nullptr) g.pa = nullptr;
+  // A transposed result: the tasks compute C plain, then each moves its block.
+  const Epilogue* to_t = epilogue != nullptr && epilogue->t_out != nullptr ? epilogue : nullptr;
+  if (to_t != nullptr) g.ep = nullptr;
 
   const int threads = pool == nullptr || static_cast<double>(M) * N * K < kThreadedWork ? 1 : pool->NumThreads();
   // B read in place (a few rows, a pre-packed A, a 3x3 "same" im2col) costs nothing to "pack".
@@ -320,7 +336,16 @@ void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
     const int64_t mi = t / sp.tn, ni = t % sp.tn;
     const int64_t m0 = mi * sp.m_chunk, n0 = ni * sp.n_chunk;
     if (m0 >= M || n0 >= N) return;
-    k->run_task(g, m0, std::min(M, m0 + sp.m_chunk), n0, std::min(N, n0 + sp.n_chunk));
+    const int64_t m1 = std::min(M, m0 + sp.m_chunk), n1 = std::min(N, n0 + sp.n_chunk);
+    k->run_task(g, m0, m1, n0, n1);
+    if (to_t != nullptr) {
+      Epilogue e = *to_t;
+      e.bias = e.bias != nullptr ? e.bias + n0 : nullptr;
+      e.z = e.z != nullptr ? e.z + n0 * e.ldz + m0 : nullptr;
+      const bool any = e.bias != nullptr || e.z != nullptr || e.clamp;
+      k->transpose(m1 - m0, n1 - n0, C + m0 * ldc + n0, ldc, to_t->t_out + n0 * to_t->ldt + m0, to_t->ldt,
+                   any ? &e : nullptr);
+    }
   };
   if (sp.tm * sp.tn == 1) {
     task(0);

@@ -99,6 +99,13 @@ struct Epilogue {
   int64_t ldz = 0;
   bool clamp = false;           // then C = min(max(C, lo), hi)
   float lo = 0.f, hi = 0.f;
+  // When given, C is scratch and the result is its transpose: each task's
+  // block of C, once complete, goes to t_out[j * ldt + i] = C[i, j] and the
+  // rest applies there, as Transpose's epilogue (bias per row of t_out, Z
+  // shaped like t_out), inside the same task (Conv's transposed product:
+  // Y = (Y^T)^T without a pass of its own).
+  float* t_out = nullptr;
+  int64_t ldt = 0;
 };
 
 // Row-major C[M,N] = alpha * op(A) * op(B) + beta * C (BlasGemm's contract:
@@ -132,7 +139,10 @@ bool Preferred(bool trans_b, int64_t M, int64_t N, int64_t K, bool a_packed, boo
 // dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols: a product
 // computed transposed put back (Conv's transposed product on small images),
 // by 8x8 register blocks on the SIMD paths. src and dst must not overlap.
-void Transpose(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst, int64_t ldd);
+// `ep`, when given, then finishes dst [cols, rows] as Gemm's does C (bias
+// per row of dst, Z shaped like dst), a few rows at a time while in cache.
+void Transpose(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst, int64_t ldd,
+               const Epilogue* ep = nullptr);
 
 // Whether `p` can stand for the operand of this shape on the active path.
 bool Usable(const Packed* p, bool left, int64_t rows, int64_t depth);

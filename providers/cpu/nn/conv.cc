@@ -204,6 +204,17 @@ void RowActivation(float* __restrict y, int64_t n, int kind, float lo, float hi,
   }
 }
 
+// dst[i] = src[i * stride] for i < n: a strided 1x1 conv's input row
+// subsampled (ConvKernel::SubsampleImage), cloned like the rows above.
+ONYX_DW_CLONES
+void SubsampleRow(const float* __restrict src, int64_t stride, int64_t n, float* __restrict dst) {
+  if (stride == 2) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = src[2 * i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = src[i * stride];
+  }
+}
+
 // One output plane of a 2-D depthwise convolution. The loops run over output
 // rows with the kernel taps outermost so the innermost loop is a contiguous
 // (stride 1) multiply-add over the valid columns, which the compiler vectorizes.
@@ -579,6 +590,49 @@ class ConvKernel final : public OpKernel {
     return src;
   }
 
+  // The sgemm::Epilogue of a block of Y: `bias` per row, Z at `z` (rows
+  // `ldz` apart), the clamp of a fused Relu / Clip.
+  sgemm::Epilogue GemmEpilogue(const float* bias, const float* z, int64_t ldz) const {
+    sgemm::Epilogue ep;
+    ep.bias = bias;
+    ep.z = z;
+    ep.ldz = ldz;
+    ep.clamp = act_.kind == Activation::Kind::kClamp;
+    ep.lo = act_.lo;
+    ep.hi = act_.hi;
+    return ep;
+  }
+  static bool Needed(const sgemm::Epilogue& ep) { return ep.bias != nullptr || ep.z != nullptr || ep.clamp; }
+
+  // A 1x1 conv with strides (ResNet's downsampling shortcuts) that reads no
+  // padding: the input subsampled (SubsampleImage) is a stride-1 pointwise
+  // conv's input, which the GEMM reads in place, instead of packing im2col
+  // panels that gather every other value for every tile column.
+  static bool IsStridedPointwise(const ConvGeom& g) {
+    if (g.nd > 2) return false;
+    bool strided = false;
+    for (size_t j = 0; j < g.nd; ++j) {
+      if (g.k[j] != 1 || g.pb[j] != 0 || g.out[j] != (g.in[j] - 1) / g.s[j] + 1) return false;
+      strided = strided || g.s[j] > 1;
+    }
+    return strided;
+  }
+
+  // The (image, group) at `image` [Cg, in...] at a strided 1x1 conv's output
+  // positions, [Cg, OS], in a per-thread buffer.
+  static const float* SubsampleImage(const float* image, int64_t Cg, const ConvGeom& g) {
+    thread_local std::vector<float> buf;
+    const int64_t OS = g.out_size;
+    if (static_cast<int64_t>(buf.size()) < Cg * OS) buf.resize(Cg * OS);
+    const bool two = g.nd == 2;
+    const int64_t OH = two ? g.out[0] : 1, sh = two ? g.s[0] : 1, W = g.in[g.nd - 1];
+    const int64_t OW = g.out[g.nd - 1], sw = g.s[g.nd - 1];
+    for (int64_t c = 0; c < Cg; ++c)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        SubsampleRow(image + c * g.in_size + oh * sh * W, sw, OW, buf.data() + c * OS + oh * OW);
+    return buf.data();
+  }
+
   // One (image, group) of the transposed product: Y^T [OS, Mg] into a
   // per-thread scratch, then transposed into Y with bias, Z and the
   // activation (Y^T is small: this runs for small images only).
@@ -598,10 +652,20 @@ class ConvKernel final : public OpKernel {
     float* yt = scratch.data();
     sgemm::Im2Col2D src = Im2ColOf(image, Cg, g);
     src.transposed = true;
-    // Pointwise: X_(n,grp) [Kc, OS] is itself the matrix; A = its transpose.
-    sgemm::Gemm(true, false, OS, Mg, Kc, 1.f, image, OS, nullptr, Mg, 0.f, yt, ldt, pool, nullptr, &packed_w_[grp],
-                pointwise ? nullptr : &src, nullptr);
+    const bool strided = IsStridedPointwise(g);
     const int64_t off = (n * M + grp * Mg) * OS;
+    // Bias, Z and a clamp (Relu, Clip) finish Y inside the GEMM's tasks,
+    // each moving its block of Y^T into Y (Epilogue::t_out): no pass, and no
+    // fork-join, of its own; other activations take a pass after.
+    const bool in_gemm = act_.kind == Activation::Kind::kNone || act_.kind == Activation::Kind::kClamp;
+    sgemm::Epilogue ep = GemmEpilogue(bv ? bv + grp * Mg : nullptr, zv ? zv + off : nullptr, OS);
+    ep.t_out = yv + off;
+    ep.ldt = OS;
+    // Pointwise: X_(n,grp) [Kc, OS] (or its subsampling) is itself the matrix; A = its transpose.
+    sgemm::Gemm(true, false, OS, Mg, Kc, 1.f, strided ? SubsampleImage(image, Cg, g) : image, OS, nullptr, Mg, 0.f,
+                yt, ldt, pool, nullptr, &packed_w_[grp], pointwise || strided ? nullptr : &src,
+                in_gemm ? &ep : nullptr);
+    if (in_gemm) return;
     ThreadPool::For(pool, Mg, std::max<int64_t>(1, 8192 / std::max<int64_t>(OS, 1)), [&](int64_t begin, int64_t end) {
       sgemm::Transpose(OS, end - begin, yt + begin, ldt, yv + off + begin * OS, OS);
       for (int64_t m = begin; m < end; ++m) {
@@ -629,6 +693,7 @@ class ConvKernel final : public OpKernel {
     bool pointwise = true;
     for (size_t j = 0; j < g.nd; ++j)
       pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
+    const bool strided_pointwise = IsStridedPointwise(g);
     const bool clamp = act_.kind == Activation::Kind::kClamp;
     const bool act_pass = act_.kind != Activation::Kind::kNone && !clamp;
     const bool packed = static_cast<int64_t>(packed_w_.size()) == attrs_.group;
@@ -639,17 +704,14 @@ class ConvKernel final : public OpKernel {
       const float* image = xv + (n * C + grp * Cg) * g.in_size;
       float* yb = yv + (n * M + grp * Mg) * OS;
       const sgemm::Im2Col2D src = Im2ColOf(image, Cg, g);
-      sgemm::Epilogue ep;
-      ep.bias = bv ? bv + grp * Mg : nullptr;
-      ep.z = zv ? zv + (n * M + grp * Mg) * OS : nullptr;
-      ep.ldz = OS;
-      ep.clamp = clamp;
-      ep.lo = act_.lo;
-      ep.hi = act_.hi;
-      const bool use_ep = ep.bias != nullptr || ep.z != nullptr || clamp;
-      sgemm::Gemm(false, false, Mg, OS, Kc, 1.f, wv + grp * Mg * Kc, Kc, pointwise ? image : nullptr, OS, 0.f, yb, OS,
-                  pool, packed ? &packed_w_[grp] : nullptr, nullptr, pointwise ? nullptr : &src,
-                  use_ep ? &ep : nullptr);
+      const sgemm::Epilogue ep =
+          GemmEpilogue(bv ? bv + grp * Mg : nullptr, zv ? zv + (n * M + grp * Mg) * OS : nullptr, OS);
+      const bool use_ep = Needed(ep);
+      // A strided 1x1 conv reads its subsampled input as B (in place under packed weights).
+      const bool in_place = pointwise || strided_pointwise;
+      const float* b = pointwise ? image : in_place ? SubsampleImage(image, Cg, g) : nullptr;
+      sgemm::Gemm(false, false, Mg, OS, Kc, 1.f, wv + grp * Mg * Kc, Kc, b, OS, 0.f, yb, OS, pool,
+                  packed ? &packed_w_[grp] : nullptr, nullptr, in_place ? nullptr : &src, use_ep ? &ep : nullptr);
       if (act_pass) {
         ThreadPool::For(pool, Mg, std::max<int64_t>(1, 16384 / std::max<int64_t>(OS, 1)),
                         [&](int64_t begin, int64_t end) {
