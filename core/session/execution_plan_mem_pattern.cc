@@ -165,6 +165,10 @@ void ExecutionPlan::PrepareMemPattern(const Graph& graph, const std::unordered_s
       if (s >= 0) (*eligible)[s] = false;
     }
   }
+  // A graph output that views an intermediate hands its bytes to the caller:
+  // that intermediate gets a buffer of its own, not a range of the block.
+  for (size_t s = 0; s < n; ++s)
+    if (view_root_[s] != static_cast<int>(s) && keep.count(static_cast<int>(s))) (*eligible)[view_root_[s]] = false;
   // One block comes from one allocator: with outputs spread over several,
   // patterns stay off.
   Allocator* alloc = nullptr;
