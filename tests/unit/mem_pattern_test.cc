@@ -494,6 +494,35 @@ TEST(OutputViews, ViewedBytesOutliveTheirOwnerInThePattern) {
   }
 }
 
+// A sequence built from a view holds the view's owner's bytes: neither may
+// come from the pattern block, whose ranges later tensors reuse.
+TEST(OutputViews, SequenceOfAViewKeepsTheOwnersBytes) {
+  onnx::ModelProto m = NewModel();
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "X", 1, {"N", "64"});
+  AddValue(g->mutable_output(), "Y", 1, {"N", "64"});
+  AddShape(g, "s", {-1, 64});
+  auto* zero = g->add_initializer();
+  zero->set_name("zero");
+  zero->set_data_type(7);
+  zero->add_int64_data(0);
+  AddNode(g, "Relu", {"X"}, {"t"});
+  AddNode(g, "Reshape", {"t", "s"}, {"r"});
+  AddNode(g, "SequenceConstruct", {"r"}, {"seq"});
+  AddNode(g, "Neg", {"X"}, {"b"});
+  AddNode(g, "Abs", {"b"}, {"c"});
+  AddNode(g, "Tanh", {"c"}, {"d"});
+  AddNode(g, "SequenceAt", {"seq", "zero"}, {"e"});
+  AddNode(g, "Add", {"e", "d"}, {"Y"});
+  auto with = Load(m, Options(nullptr, true));
+  auto without = Load(m, Options(nullptr, false, /*reuse=*/false));
+  ASSERT_TRUE(with && without);
+  const Value x = FloatInput(6, 64, 0.8f);
+  Tensor expected = RunModel(*without, {"X"}, {x});
+  ExpectVaried(expected);
+  for (int run = 1; run <= 4; ++run) ExpectSame(RunModel(*with, {"X"}, {x}), expected, "run " + std::to_string(run));
+}
+
 // Graph outputs: a view of an intermediate is handed out as is; a view of a
 // feed, of an initializer or of another graph output is a copy, so the
 // caller's arrays and the session's weights never change through an output.
