@@ -74,11 +74,6 @@ class ExecutionPlan {
     return it == slot_of_.end() ? -1 : it->second;
   }
   bool IsNodeOutput(int slot) const { return is_node_output_[slot]; }
-  // The slot whose bytes `slot` may be a view of (KernelInfo::
-  // AllowOutputView, allowed by the plan), or -1 when it gets its own.
-  int ViewOf(int slot) const {
-    return slot >= 0 && slot < static_cast<int>(view_root_.size()) && view_root_[slot] != slot ? view_root_[slot] : -1;
-  }
   // For a device slot holding a graph output that a copy step moves to its
   // host slot: that host slot, whose caller-bound device buffer (IOBinding)
   // the producing kernel then writes directly; -1 otherwise.
