@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/framework/status.h"
@@ -43,6 +44,12 @@ class KernelInfo {
     if (ConstantInput(i) != nullptr) released_.push_back(i);
   }
   const std::vector<int>& ReleasedConstantInputs() const { return released_; }
+  // Said by a kernel whose output `output` may be input `input`'s bytes under
+  // another shape (Reshape, Squeeze, Identity, ...): the plan then decides,
+  // once, whether that is safe for this node (KernelContext::OutputView).
+  void AllowOutputView(int output, int input) const { views_.emplace_back(output, input); }
+  // (output, input) pairs said by AllowOutputView.
+  const std::vector<std::pair<int, int>>& OutputViews() const { return views_; }
 
   int64_t AttrInt(const std::string& k, int64_t d) const { return node_.AttrInt(k, d); }
   float AttrFloat(const std::string& k, float d) const { return node_.AttrFloat(k, d); }
@@ -68,6 +75,7 @@ class KernelInfo {
   std::vector<TypeInfo> input_types_;
   std::map<std::string, const SubgraphRunner*> subgraphs_;
   mutable std::vector<int> released_;
+  mutable std::vector<std::pair<int, int>> views_;
 };
 
 // What a kernel sees on each run. Not shared between concurrent runs.
@@ -80,6 +88,17 @@ class KernelContext {
   virtual int OutputCount() const = 0;
   // Allocates output `i`; returns null when that output is omitted by the node.
   virtual Tensor* Output(int i, const Dims& dims, ElemType type) = 0;
+  // Makes output `out` a view of input `in`'s bytes with shape `dims` (the
+  // same element count) and returns it, or returns null when this node's
+  // plan did not allow it (KernelInfo::AllowOutputView and the plan's safety
+  // rules) or the output is omitted: the kernel then calls Output() and
+  // copies. A view is read-only for everyone: nothing may write through it.
+  virtual const Tensor* OutputView(int out, int in, const Dims& dims) {
+    (void)out;
+    (void)in;
+    (void)dims;
+    return nullptr;
+  }
   virtual ThreadPool* threads() const = 0;
   virtual bool terminate_requested() const = 0;
 

@@ -86,4 +86,10 @@ void Tensor::Reshape(Dims dims) {
   dims_ = std::move(dims);
 }
 
+Tensor Tensor::View(Dims dims) const {
+  if (ShapeSize(dims) != size_)
+    ONYX_THROW(ErrorCode::kInvalidArgument, "cannot view ", ShapeToString(dims_), " as ", ShapeToString(dims));
+  return Tensor(type_, std::move(dims), buffer_, data_, location_);
+}
+
 }  // namespace onyx

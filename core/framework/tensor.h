@@ -55,6 +55,11 @@ class Tensor {
 
   // Changes the shape without touching the data; sizes must match.
   void Reshape(Dims dims);
+  // Another tensor of shape `dims` (same element count) over the same bytes:
+  // it shares ownership of an owned buffer, and borrows what this tensor
+  // borrows (valid as long as the lender's memory). Writes through either
+  // show in both.
+  Tensor View(Dims dims) const;
 
  private:
   ElemType type_ = ElemType::kUndefined;

@@ -255,6 +255,13 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
       break;
     }
     for (int i : info->ReleasedConstantInputs()) release(node.inputs[i]);
+    for (const auto& v : info->OutputViews()) {
+      if (v.first < 0 || v.first >= static_cast<int>(node.outputs.size()) || v.second < 0 ||
+          v.second >= static_cast<int>(node.inputs.size()))
+        continue;
+      step.views.resize(node.outputs.size(), -1);
+      step.views[v.first] = v.second;
+    }
     if (!placement) {
       for (const auto& in : node.inputs) step.inputs.push_back(in.empty() ? -1 : slot(in));
       for (const auto& o : node.outputs) step.outputs.push_back(o.empty() ? -1 : slot(o));
@@ -305,6 +312,7 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
     for (int s : st.outputs)
       if (s >= 0 && last_use[s] < static_cast<int>(i)) last_use[s] = static_cast<int>(i);
   }
+  plan->PlanViews(graph, &last_use);
   std::unordered_set<int> keep;
   for (const auto& o : graph.outputs) keep.insert(plan->SlotOf(o.name));
   for (const auto& in : graph.inputs) keep.insert(plan->SlotOf(in.name));
@@ -323,6 +331,51 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
   if (options.mem_pattern && !options.parallel && plan->device_providers_.empty()) plan->PrepareMemPattern(graph, keep);
   *out = std::move(plan);
   return Status::OK();
+}
+
+void ExecutionPlan::PlanViews(const Graph& graph, std::vector<int>* last_use) {
+  // A view shares its input's bytes for as long as either is read. That is
+  // safe because no kernel writes into its inputs (KernelContext hands them
+  // out const) and a buffer goes back to its allocator only when the last
+  // tensor sharing it is gone, so what stays to decide is who may see the
+  // bytes after the run: a graph output handed to the caller may view only
+  // memory this run allocated (never a caller's feed, which the caller may
+  // change or free, nor an initializer, which the caller could change
+  // through the output), and no two graph outputs share bytes.
+  const size_t n = slot_names_.size();
+  view_root_.resize(n);
+  std::iota(view_root_.begin(), view_root_.end(), 0);
+  std::vector<bool> graph_output(n, false), produced(n, false), exposed(n, false);
+  for (const auto& o : graph.outputs) {
+    const int s = SlotOf(o.name);
+    if (s >= 0) graph_output[s] = exposed[s] = true;
+  }
+  for (Step& st : steps_) {
+    for (size_t k = 0; k < st.views.size(); ++k) {
+      const int j = st.views[k];
+      if (j < 0) continue;
+      const int in = j < static_cast<int>(st.inputs.size()) ? st.inputs[j] : -1;
+      const int out = st.outputs[k];
+      bool ok = in >= 0 && out >= 0 && in != out && view_root_[out] == out;
+      const int root = ok ? view_root_[in] : -1;
+      if (ok && graph_output[out]) ok = produced[root] && !exposed[root];
+      if (!ok) {
+        st.views[k] = -1;
+        continue;
+      }
+      view_root_[out] = root;
+      if (graph_output[out]) exposed[root] = true;
+    }
+    if (std::all_of(st.views.begin(), st.views.end(), [](int j) { return j < 0; })) st.views.clear();
+    for (int s : st.outputs)
+      if (s >= 0) produced[s] = true;
+  }
+  // The bytes are freed (or their pattern range reused) after the last read
+  // of the owner or any of its views.
+  for (size_t s = 0; s < n; ++s) {
+    const int root = view_root_[s];
+    if (root != static_cast<int>(s)) (*last_use)[root] = std::max((*last_use)[root], (*last_use)[s]);
+  }
 }
 
 std::vector<std::pair<const std::string*, const Node*>> ExecutionPlan::NodeAssignments() const {

@@ -123,6 +123,9 @@ class ExecutionPlan {
     // Per output: where it is allocated when not `allocator` (a device
     // kernel's host outputs); empty when all use `allocator`.
     std::vector<Allocator*> output_allocators;
+    // Per output: the input whose bytes it may view (KernelContext::
+    // OutputView), or -1; empty when none may.
+    std::vector<int> views;
   };
   friend class DevicePlacement;  // execution_plan_placement.cc: copies between devices
   // Runs one step: the terminate flag, its inputs, the kernel (exceptions
@@ -144,6 +147,10 @@ class ExecutionPlan {
   // Runs step `i` of `run`, frees what no step reads any more; the steps it
   // made ready go to `now_ready`.
   Status RunParallelStep(ParallelRun& run, int i, std::vector<int>* now_ready) const;
+  // Decides which of the views the kernels asked for (KernelInfo::
+  // AllowOutputView) are safe, fills Step::views and view_root_, and lets
+  // each viewed buffer live as long as its last view is read (`last_use`).
+  void PlanViews(const Graph& graph, std::vector<int>* last_use);
   // The dependency DAG of a parallel plan, from the steps' slots.
   void BuildDependencies(const std::unordered_set<int>& keep, bool release_intermediates);
   void RecordNode(Profiler* profiler, const Step& step, const std::vector<Value>& values,
@@ -161,6 +168,9 @@ class ExecutionPlan {
   // The copy steps' nodes (names and ops for errors and profiles).
   std::deque<Node> copy_nodes_;
   std::vector<int> preset_alias_;  // see PresetAlias; empty without device providers
+  // Per slot: the slot whose buffer it may view (itself when it has its own
+  // bytes). Views of views lead back to the slot that owns the bytes.
+  std::vector<int> view_root_;
   // Providers whose kernels run on a device: synchronized at the end of a run.
   std::vector<ExecutionProvider*> device_providers_;
 

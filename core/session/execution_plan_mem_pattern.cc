@@ -71,9 +71,11 @@ void MemPatternRun::Releasing(int slot, const Value& v) {
   // so its bytes must not be reused: never place this slot in a pattern.
   stopped_ = true;
   std::lock_guard<std::mutex> lock(plan_.pattern_mu_);
-  if ((*plan_.pattern_eligible_)[slot]) {
+  // A view's bytes are its owner's: neither may be placed in a pattern.
+  const int root = plan_.view_root_[slot];
+  if ((*plan_.pattern_eligible_)[slot] || (*plan_.pattern_eligible_)[root]) {
     auto eligible = std::make_shared<std::vector<bool>>(*plan_.pattern_eligible_);
-    (*eligible)[slot] = false;
+    (*eligible)[slot] = (*eligible)[root] = false;
     plan_.pattern_eligible_ = std::move(eligible);
     ++plan_.pattern_generation_;
     plan_.patterns_.clear();
@@ -158,13 +160,18 @@ void ExecutionPlan::PrepareMemPattern(const Graph& graph, const std::unordered_s
   // excludes it then; see MemPatternRun::Releasing.)
   for (const Step& st : steps_) {
     if (std::none_of(st.outputs.begin(), st.outputs.end(), [&](int s) { return s >= 0 && non_tensor(s); })) continue;
+    // (A view's bytes are its owner's: that one is kept out too.)
     for (int s : st.inputs)
-      if (s >= 0) (*eligible)[s] = false;
+      if (s >= 0) (*eligible)[s] = (*eligible)[view_root_[s]] = false;
     for (const auto& implicit : st.node->implicit_inputs) {
       int s = SlotOf(implicit);
-      if (s >= 0) (*eligible)[s] = false;
+      if (s >= 0) (*eligible)[s] = (*eligible)[view_root_[s]] = false;
     }
   }
+  // A graph output that views an intermediate hands its bytes to the caller:
+  // that intermediate gets a buffer of its own, not a range of the block.
+  for (size_t s = 0; s < n; ++s)
+    if (view_root_[s] != static_cast<int>(s) && keep.count(static_cast<int>(s))) (*eligible)[view_root_[s]] = false;
   // One block comes from one allocator: with outputs spread over several,
   // patterns stay off.
   Allocator* alloc = nullptr;

@@ -40,6 +40,19 @@ Tensor* RunContext::Output(int i, const Dims& dims, ElemType type) {
   return raw;
 }
 
+const Tensor* RunContext::OutputView(int out, int in, const Dims& dims) {
+  if (out < 0 || out >= static_cast<int>(views_.size()) || views_[out] != in || outputs_[out] < 0) return nullptr;
+  const int slot = outputs_[out];
+  if (presets_ && ((*presets_)[slot] || (plan_.PresetAlias(slot) >= 0 && (*presets_)[plan_.PresetAlias(slot)])))
+    return nullptr;
+  const Tensor* x = Input(in);
+  if (x == nullptr || ShapeSize(dims) != x->size() || (x->raw() == nullptr && x->size() > 0)) return nullptr;
+  auto view = std::make_shared<Tensor>(x->View(dims));
+  const Tensor* raw = view.get();
+  values_[slot] = Value(std::move(view));
+  return raw;
+}
+
 Status RunContext::SetOutputValue(int i, Value v) {
   ONYX_CHECK_ARG(i >= 0 && i < static_cast<int>(outputs_.size()), "output index ", i, " out of range");
   if (outputs_[i] < 0) return Status::OK();

@@ -15,12 +15,13 @@ namespace onyx {
 class RunContext final : public KernelContext {
  public:
   RunContext(std::vector<Value>& values, const std::vector<int>& inputs, const std::vector<int>& outputs,
-             const std::vector<std::shared_ptr<Tensor>>* presets, Allocator* alloc,
+             const std::vector<int>& views, const std::vector<std::shared_ptr<Tensor>>* presets, Allocator* alloc,
              const std::vector<Allocator*>* output_allocs, MemPatternRun* pattern,
              ThreadPool* threads, const RunOptions* ro, const ExecutionPlan& plan, const KernelContext* outer)
       : values_(values),
         inputs_(inputs),
         outputs_(outputs),
+        views_(views),
         presets_(presets),
         alloc_(alloc),
         output_allocs_(output_allocs),
@@ -45,6 +46,9 @@ class RunContext final : public KernelContext {
   // OnyxException when it does not fit), else takes the memory pattern's
   // block or allocates.
   Tensor* Output(int i, const Dims& dims, ElemType type) override;
+  // A view where the plan allowed one (Step::views), unless the caller bound
+  // the output to a buffer of its own.
+  const Tensor* OutputView(int out, int in, const Dims& dims) override;
   Status SetOutputValue(int i, Value v) override;
   ThreadPool* threads() const override { return threads_; }
   bool terminate_requested() const override {
@@ -60,6 +64,7 @@ class RunContext final : public KernelContext {
   std::vector<Value>& values_;
   const std::vector<int>& inputs_;
   const std::vector<int>& outputs_;
+  const std::vector<int>& views_;
   const std::vector<std::shared_ptr<Tensor>>* presets_;
   Allocator* alloc_;
   const std::vector<Allocator*>* output_allocs_;  // null: every output from alloc_

@@ -162,5 +162,57 @@ TEST(FastMath, ArrayFormsMatchScalarOnEveryIsa) {
   fastmath::SetIsaForTesting(best);
 }
 
+// Every length from 1 to 3 vectors of the widest ISA, so each path's masked
+// tail (and its horizontal max and sum) meets every remainder: results match
+// double formulas, and nothing past the end is read into a result or written.
+TEST(FastMath, ReductionTailsOnEveryIsa) {
+  const fastmath::Isa best = fastmath::BestIsa();
+  const float guard = 12345.f;
+  for (int i = 0; i <= static_cast<int>(best); ++i) {
+    fastmath::SetIsaForTesting(static_cast<fastmath::Isa>(i));
+    SCOPED_TRACE(fastmath::IsaName(static_cast<fastmath::Isa>(i)));
+    for (int64_t len = 1; len <= 48; ++len) {
+      SCOPED_TRACE(len);
+      // Padded with a huge value: a tail that read past the end would see it
+      // as the max, and one that wrote there would change it.
+      std::vector<float> v(static_cast<size_t>(len) + 16, 1e30f), y(v.size(), guard), g(v.size(), guard);
+      for (int64_t k = 0; k < len; ++k) {
+        v[k] = static_cast<float>(std::sin(1.3 * k + len) * 8);
+        g[k] = static_cast<float>(0.5 + 0.01 * k);
+      }
+      v[len / 2] = 9.5f;  // the max, wherever the tail starts
+      double sum = 0, plain = 0, mean = 0, sq = 0;
+      for (int64_t k = 0; k < len; ++k) {
+        sum += std::exp(static_cast<double>(v[k]) - 9.5);
+        plain += v[k];
+      }
+      mean = plain / static_cast<double>(len);
+      for (int64_t k = 0; k < len; ++k) sq += (v[k] - mean) * (v[k] - mean);
+      EXPECT_EQ(fastmath::MaxArray(v.data(), len), 9.5f);
+      EXPECT_NEAR(fastmath::SumArray(v.data(), len), plain, 1e-5 * std::fabs(plain) + 1e-4);
+      EXPECT_NEAR(fastmath::SumSquaredDevArray(v.data(), len, static_cast<float>(mean)), sq, 1e-5 * sq + 1e-4);
+      EXPECT_NEAR(fastmath::ExpShiftSumArray(v.data(), y.data(), len, 9.5f), sum, 1e-6 * sum);
+      fastmath::SoftmaxArray(v.data(), y.data(), len);
+      for (int64_t k = 0; k < len; ++k) EXPECT_NEAR(y[k], std::exp(v[k] - 9.5) / sum, 1e-6);
+      fastmath::LogSoftmaxArray(v.data(), y.data(), len);
+      for (int64_t k = 0; k < len; ++k) EXPECT_NEAR(y[k], v[k] - 9.5 - std::log(sum), 2e-6);
+      // In place, as the Softmax and LogSoftmax kernels may call them.
+      std::vector<float> w(v), ref(y);
+      fastmath::LogSoftmaxArray(w.data(), w.data(), len);
+      for (int64_t k = 0; k < len; ++k) EXPECT_EQ(w[k], ref[k]);
+      w = v;
+      fastmath::SoftmaxArray(w.data(), w.data(), len);
+      for (int64_t k = 0; k < len; ++k) EXPECT_NEAR(w[k], std::exp(v[k] - 9.5) / sum, 1e-6);
+      fastmath::NormalizeArray(v.data(), 1.f, 0.5f, g.data(), g.data(), y.data(), len);
+      for (int64_t k = 0; k < len; ++k) EXPECT_NEAR(y[k], (v[k] - 1.0) * 0.5 * g[k] + g[k], 1e-5);
+      fastmath::ExpArray(v.data(), y.data(), len);
+      for (int64_t k = 0; k < len; ++k) EXPECT_NEAR(y[k], std::exp(static_cast<double>(v[k])), 1e-6 * std::exp(v[k]));
+      for (size_t k = static_cast<size_t>(len); k < y.size(); ++k) ASSERT_EQ(y[k], guard) << "written past the end";
+      for (size_t k = static_cast<size_t>(len); k < w.size(); ++k) ASSERT_EQ(w[k], 1e30f) << "written past the end";
+    }
+  }
+  fastmath::SetIsaForTesting(best);
+}
+
 }  // namespace
 }  // namespace onyx

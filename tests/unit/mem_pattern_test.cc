@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -396,6 +397,226 @@ TEST(ArenaShrink, RunConfigKeyTrimsTheSessionArena) {
   st = s->Run(&ro, {"X"}, feeds, {}, &out);
   EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(st.message().find("memory arena shrink list: gpu:0"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace onyx
+
+// Output views (KernelInfo::AllowOutputView): Reshape, Flatten, Squeeze,
+// Unsqueeze and Identity hand out their input's bytes under a new shape where
+// the plan allows it, and copy where a view would let the caller see or
+// change memory it does not own.
+namespace onyx {
+namespace {
+
+void AddShape(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(7);
+  t->add_dims(static_cast<int64_t>(dims.size()));
+  for (int64_t d : dims) t->add_int64_data(d);
+}
+
+// All outputs of a run (with `bound`, written into those tensors).
+std::vector<Value> RunAll(const Session& s, const Value& x, const std::vector<std::string>& outputs,
+                          const std::vector<std::shared_ptr<Tensor>>* bound = nullptr) {
+  std::vector<const Value*> feeds{&x};
+  std::vector<Value> out;
+  Status st = s.Run(nullptr, {"X"}, feeds, outputs, &out, bound);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return out;
+}
+
+void ExpectFloats(const Value& v, const Dims& dims, const std::function<float(int64_t)>& want, const std::string& what) {
+  ASSERT_TRUE(v.IsTensor()) << what;
+  ASSERT_EQ(v.tensor().dims(), dims) << what;
+  for (int64_t i = 0; i < v.tensor().size(); ++i) ASSERT_EQ(v.tensor().data<float>()[i], want(i)) << what << " at " << i;
+}
+
+// t = Relu(X) [N, 64]; r = Reshape(t) [N, 8, 8]; q = Reshape(r) [N*64];
+// u = Flatten(Unsqueeze(q)); Y = Neg(u): t's bytes are read through three
+// views, and only t and Y get memory of their own.
+TEST(OutputViews, ChainOfViewsAllocatesNothing) {
+  onnx::ModelProto m = NewModel();
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "X", 1, {"N", "64"});
+  AddValue(g->mutable_output(), "Y", 1, {"1", "?"});
+  AddShape(g, "s3", {-1, 8, 8});
+  AddShape(g, "s1", {-1});
+  AddShape(g, "axes", {0});
+  g->mutable_initializer(2)->clear_dims();
+  g->mutable_initializer(2)->add_dims(1);
+  AddNode(g, "Relu", {"X"}, {"t"});
+  AddNode(g, "Reshape", {"t", "s3"}, {"r"});
+  AddNode(g, "Reshape", {"r", "s1"}, {"q"});
+  AddNode(g, "Unsqueeze", {"q", "axes"}, {"w"});
+  AddNode(g, "Flatten", {"w"}, {"u"});
+  AddNode(g, "Neg", {"u"}, {"Y"});
+  auto counter = std::make_shared<CountingAllocator>();
+  auto s = Load(m, Options(counter, false));
+  ASSERT_TRUE(s);
+  const Value x = FloatInput(4, 64, 0.2f);
+  const float* xs = x.tensor().data<float>();
+  counter->Take();
+  std::vector<Value> out = RunAll(*s, x, {"Y"});
+  ASSERT_EQ(out.size(), 1u);
+  ExpectFloats(out[0], {1, 256}, [&](int64_t i) { return -std::max(xs[i], 0.f); }, "Y");
+  EXPECT_EQ(counter->Take().size(), 2u) << "t and Y only";
+}
+
+// A view that is read long after its owner's last direct reader: with a
+// memory pattern, the owner's bytes must not go to the tensors in between.
+TEST(OutputViews, ViewedBytesOutliveTheirOwnerInThePattern) {
+  onnx::ModelProto m = NewModel();
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "X", 1, {"N", "64"});
+  AddValue(g->mutable_output(), "Y", 1, {"N", "64"});
+  AddShape(g, "s", {-1, 64});
+  AddNode(g, "Relu", {"X"}, {"t"});
+  AddNode(g, "Reshape", {"t", "s"}, {"r"});  // t's last reader
+  AddNode(g, "Neg", {"X"}, {"a"});
+  AddNode(g, "Tanh", {"a"}, {"b"});
+  AddNode(g, "Sigmoid", {"b"}, {"c"});
+  AddNode(g, "Abs", {"c"}, {"d"});
+  AddNode(g, "Add", {"d", "r"}, {"Y"});
+  auto counter = std::make_shared<CountingAllocator>();
+  auto with = Load(m, Options(counter, true));
+  auto without = Load(m, Options(nullptr, false, /*reuse=*/false));
+  ASSERT_TRUE(with && without);
+  const Value x = FloatInput(8, 64, 0.4f);
+  Tensor expected = RunModel(*without, {"X"}, {x});
+  ExpectVaried(expected);
+  counter->Take();
+  for (int run = 1; run <= 3; ++run) {
+    ExpectSame(RunModel(*with, {"X"}, {x}), expected, "run " + std::to_string(run));
+    // Recording: t, a..d and Y (r is a view); then the block and Y.
+    EXPECT_EQ(counter->Take().size(), run == 1 ? 6u : 2u) << "run " << run;
+  }
+}
+
+// A sequence built from a view holds the view's owner's bytes: neither may
+// come from the pattern block, whose ranges later tensors reuse.
+TEST(OutputViews, SequenceOfAViewKeepsTheOwnersBytes) {
+  onnx::ModelProto m = NewModel();
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "X", 1, {"N", "64"});
+  AddValue(g->mutable_output(), "Y", 1, {"N", "64"});
+  AddShape(g, "s", {-1, 64});
+  auto* zero = g->add_initializer();
+  zero->set_name("zero");
+  zero->set_data_type(7);
+  zero->add_int64_data(0);
+  AddNode(g, "Relu", {"X"}, {"t"});
+  AddNode(g, "Reshape", {"t", "s"}, {"r"});
+  AddNode(g, "SequenceConstruct", {"r"}, {"seq"});
+  AddNode(g, "Neg", {"X"}, {"b"});
+  AddNode(g, "Abs", {"b"}, {"c"});
+  AddNode(g, "Tanh", {"c"}, {"d"});
+  AddNode(g, "SequenceAt", {"seq", "zero"}, {"e"});
+  AddNode(g, "Add", {"e", "d"}, {"Y"});
+  auto with = Load(m, Options(nullptr, true));
+  auto without = Load(m, Options(nullptr, false, /*reuse=*/false));
+  ASSERT_TRUE(with && without);
+  const Value x = FloatInput(6, 64, 0.8f);
+  Tensor expected = RunModel(*without, {"X"}, {x});
+  ExpectVaried(expected);
+  for (int run = 1; run <= 4; ++run) ExpectSame(RunModel(*with, {"X"}, {x}), expected, "run " + std::to_string(run));
+}
+
+// Graph outputs: a view of an intermediate is handed out as is; a view of a
+// feed, of an initializer or of another graph output is a copy, so the
+// caller's arrays and the session's weights never change through an output.
+TEST(OutputViews, GraphOutputsViewOnlyBytesOfTheirOwn) {
+  onnx::ModelProto m = NewModel();
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "X", 1, {"2", "6"});
+  for (const char* name : {"A", "IX"}) AddValue(g->mutable_output(), name, 1, {"2", "6"});
+  for (const char* name : {"RA", "RX", "RW", "RT"}) AddValue(g->mutable_output(), name, 1, {"3", "4"});
+  AddShape(g, "s", {3, 4});
+  auto* w = g->add_initializer();
+  w->set_name("W");
+  w->set_data_type(1);
+  w->add_dims(12);
+  for (int i = 0; i < 12; ++i) w->add_float_data(static_cast<float>(i) * 0.5f);
+  AddNode(g, "Relu", {"X"}, {"A"});           // a graph output
+  AddNode(g, "Reshape", {"A", "s"}, {"RA"});  // view of a graph output: copy
+  AddNode(g, "Reshape", {"X", "s"}, {"RX"});  // view of the feed: copy
+  AddNode(g, "Reshape", {"W", "s"}, {"RW"});  // view of an initializer: copy
+  AddNode(g, "Neg", {"X"}, {"t"});
+  AddNode(g, "Reshape", {"t", "s"}, {"RT"});  // view of an intermediate: shared
+  AddNode(g, "Identity", {"X"}, {"IX"});      // the feed again: copy
+  SessionOptions o = Options(nullptr, true);
+  auto s = Load(m, o);
+  ASSERT_TRUE(s);
+  const Value x = FloatInput(2, 6, 0.9f);
+  std::vector<float> original(x.tensor().data<float>(), x.tensor().data<float>() + 12);
+  for (int run = 1; run <= 2; ++run) {
+    std::vector<Value> out = RunAll(*s, x, {"A", "RA", "RX", "RW", "RT", "IX"});
+    // (declared order: A, IX, RA, RX, RW, RT; asked for by name)
+    ASSERT_EQ(out.size(), 6u);
+    auto xs = [&](int64_t i) { return original[static_cast<size_t>(i)]; };
+    ExpectFloats(out[0], {2, 6}, [&](int64_t i) { return std::max(xs(i), 0.f); }, "A");
+    ExpectFloats(out[1], {3, 4}, [&](int64_t i) { return std::max(xs(i), 0.f); }, "RA");
+    ExpectFloats(out[2], {3, 4}, xs, "RX");
+    ExpectFloats(out[3], {3, 4}, [](int64_t i) { return static_cast<float>(i) * 0.5f; }, "RW");
+    ExpectFloats(out[4], {3, 4}, [&](int64_t i) { return -xs(i); }, "RT");
+    ExpectFloats(out[5], {2, 6}, xs, "IX");
+    const void* feed = x.tensor().raw();
+    EXPECT_NE(out[1].tensor().raw(), out[0].tensor().raw()) << "two graph outputs share bytes";
+    EXPECT_NE(out[2].tensor().raw(), feed);
+    EXPECT_NE(out[5].tensor().raw(), feed);
+    // The caller owns what it got: scribbling over every output changes
+    // neither the feed nor the weights the next run reads.
+    for (Value& v : out) std::fill(v.tensor().data<float>(), v.tensor().data<float>() + v.tensor().size(), -7.f);
+    for (int i = 0; i < 12; ++i) ASSERT_EQ(x.tensor().data<float>()[i], original[i]);
+  }
+}
+
+// An output the caller bound to a buffer of its own (IOBinding) is written
+// there, never turned into a view of another tensor.
+TEST(OutputViews, BoundOutputIsWrittenNotViewed) {
+  onnx::ModelProto m = NewModel();
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "X", 1, {"2", "6"});
+  AddValue(g->mutable_output(), "R", 1, {"3", "4"});
+  AddShape(g, "s", {3, 4});
+  AddNode(g, "Neg", {"X"}, {"t"});
+  AddNode(g, "Reshape", {"t", "s"}, {"R"});
+  auto s = Load(m, Options(nullptr, true));
+  ASSERT_TRUE(s);
+  const Value x = FloatInput(2, 6, 0.1f);
+  auto bound = std::make_shared<Tensor>(ElemType::kFloat, Dims{3, 4});
+  std::vector<std::shared_ptr<Tensor>> binding{bound};
+  for (int run = 1; run <= 2; ++run) {
+    std::vector<Value> out = RunAll(*s, x, {"R"}, &binding);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].tensor().raw(), bound->raw());
+    for (int i = 0; i < 12; ++i) ASSERT_EQ(bound->data<float>()[i], -x.tensor().data<float>()[i]);
+  }
+}
+
+// Parallel execution frees a tensor when its last reader is done: a view
+// keeps the bytes alive (they go back only with the last tensor sharing them).
+TEST(OutputViews, ParallelPlanKeepsViewedBytes) {
+  onnx::ModelProto m = NewModel();
+  auto* g = m.mutable_graph();
+  AddValue(g->mutable_input(), "X", 1, {"N", "64"});
+  AddValue(g->mutable_output(), "Y", 1, {"N", "64"});
+  AddShape(g, "s", {-1, 64});
+  AddNode(g, "Relu", {"X"}, {"t"});
+  AddNode(g, "Reshape", {"t", "s"}, {"r"});
+  AddNode(g, "Neg", {"X"}, {"a"});
+  AddNode(g, "Tanh", {"a"}, {"b"});
+  AddNode(g, "Add", {"b", "r"}, {"Y"});
+  SessionOptions par = Options(nullptr, false);
+  par.execution_mode = 1;
+  par.inter_op_threads = 2;
+  auto s = Load(m, par);
+  auto ref = Load(m, Options(nullptr, false, /*reuse=*/false));
+  ASSERT_TRUE(s && ref);
+  const Value x = FloatInput(16, 64, 1.1f);
+  Tensor expected = RunModel(*ref, {"X"}, {x});
+  for (int run = 0; run < 20; ++run) ExpectSame(RunModel(*s, {"X"}, {x}), expected, "run " + std::to_string(run));
 }
 
 }  // namespace

@@ -13,6 +13,10 @@
 
 #include "providers/cpu/common/vector_types.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 namespace onyx {
 namespace fastmath {
 namespace {
@@ -53,6 +57,85 @@ struct FastGeluOp {
   }
 };
 
+// Per lane count W: the row's last n % W elements as one vector (lanes past
+// the end hold `fill`) and back, touching no memory past the end, and the
+// horizontal max and sum of a vector as a tree of shuffles. W = 4 is the
+// portable baseline form; 8 and 16 use AVX2 and AVX-512 masked moves. Those
+// two are not always_inline: GCC refuses to inline a target-specific
+// function into the (baseline) bodies before the bodies are inlined into
+// their ISA wrapper; it inlines them there (checked with objdump: the
+// wrappers call nothing).
+template <int W>
+struct Lanes;
+
+template <>
+struct Lanes<4> {
+  static inline __attribute__((always_inline)) F4 LoadTail(const float* p, int64_t r, float fill) {
+    F4 v = detail::Splat<F4>(fill);
+    for (int64_t k = 0; k < r; ++k) v[k] = p[k];
+    return v;
+  }
+  static inline __attribute__((always_inline)) void StoreTail(float* p, F4 v, int64_t r) {
+    for (int64_t k = 0; k < r; ++k) p[k] = v[k];
+  }
+  static inline __attribute__((always_inline)) float Max(F4 v) {
+    const float a = v[0] > v[2] ? v[0] : v[2], b = v[1] > v[3] ? v[1] : v[3];
+    return a > b ? a : b;
+  }
+  static inline __attribute__((always_inline)) float Sum(F4 v) { return (v[0] + v[2]) + (v[1] + v[3]); }
+};
+
+#if defined(__x86_64__) || defined(__i386__)
+#define ONYX_AVX2 __attribute__((target("avx2,fma")))
+#define ONYX_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+
+template <>
+struct Lanes<8> {
+  static inline ONYX_AVX2 __m256i Mask(int64_t r) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(r)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static inline ONYX_AVX2 F8 LoadTail(const float* p, int64_t r, float fill) {
+    const __m256i m = Mask(r);
+    return (F8)_mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+  }
+  static inline ONYX_AVX2 void StoreTail(float* p, F8 v, int64_t r) {
+    _mm256_maskstore_ps(p, Mask(r), (__m256)v);
+  }
+  static inline ONYX_AVX2 float Max(F8 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128((__m256)v), _mm256_extractf128_ps((__m256)v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+  }
+  static inline ONYX_AVX2 float Sum(F8 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128((__m256)v), _mm256_extractf128_ps((__m256)v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+  }
+};
+
+template <>
+struct Lanes<16> {
+  static inline ONYX_AVX512 F16 LoadTail(const float* p, int64_t r, float fill) {
+    return (F16)_mm512_mask_loadu_ps(_mm512_set1_ps(fill), static_cast<__mmask16>((1u << r) - 1), p);
+  }
+  static inline ONYX_AVX512 void StoreTail(float* p, F16 v, int64_t r) {
+    _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << r) - 1), (__m512)v);
+  }
+  // Halves by shuffles (GCC 12's _mm512_castps512_ps256 warns of an
+  // undefined operand).
+  static inline ONYX_AVX512 F8 Low(F16 v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7); }
+  static inline ONYX_AVX512 F8 High(F16 v) { return __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15); }
+  static inline ONYX_AVX512 float Max(F16 v) {
+    const F8 lo = Low(v), hi = High(v);
+    return Lanes<8>::Max(hi > lo ? hi : lo);
+  }
+  static inline ONYX_AVX512 float Sum(F16 v) { return Lanes<8>::Sum(Low(v) + High(v)); }
+};
+#endif
+
+template <typename F>
+using LanesOf = Lanes<static_cast<int>(sizeof(F) / sizeof(float))>;
+
 // The loop bodies are always_inline so that each ISA wrapper below compiles
 // them with its own target flags (GCC inlines baseline code into a wider
 // target, never the other way round).
@@ -69,10 +152,7 @@ inline __attribute__((always_inline)) void MapBody(const float* x, float* y, int
   if (i < n) {
     // The tail goes through the same vector code so every element gets the
     // same rounding whatever its position.
-    F v = F{};
-    std::memcpy(&v, x + i, static_cast<size_t>(n - i) * sizeof(float));
-    v = Op<F, I>::Apply(v);
-    std::memcpy(y + i, &v, static_cast<size_t>(n - i) * sizeof(float));
+    LanesOf<F>::StoreTail(y + i, Op<F, I>::Apply(LanesOf<F>::LoadTail(x + i, n - i, 0.f)), n - i);
   }
 }
 
@@ -93,11 +173,19 @@ inline __attribute__((always_inline)) void MapBiasBody(const float* x, const flo
     std::memcpy(y + i, &v, sizeof(v));
   }
   if (i < n) {
-    F v = F{}, w = F{};
-    std::memcpy(&v, x + i, static_cast<size_t>(n - i) * sizeof(float));
-    if (b != nullptr) std::memcpy(&w, b + i, static_cast<size_t>(n - i) * sizeof(float));
-    v = Op<F, I>::Apply(v + w);
-    std::memcpy(y + i, &v, static_cast<size_t>(n - i) * sizeof(float));
+    F v = LanesOf<F>::LoadTail(x + i, n - i, 0.f);
+    if (b != nullptr) v += LanesOf<F>::LoadTail(b + i, n - i, 0.f);
+    LanesOf<F>::StoreTail(y + i, Op<F, I>::Apply(v), n - i);
+  }
+}
+
+template <int kPow, typename F>
+inline __attribute__((always_inline)) F SumTerm(F v, float mean) {
+  if constexpr (kPow == 1) {
+    return v;
+  } else {
+    const F d = v - mean;
+    return d * d;
   }
 }
 
@@ -106,14 +194,7 @@ inline __attribute__((always_inline)) void MapBiasBody(const float* x, const flo
 template <int kPow, typename F>
 inline __attribute__((always_inline)) float SumBody(const float* x, int64_t n, float mean) {
   constexpr int64_t W = sizeof(F) / sizeof(float);
-  auto term = [mean](F v) {
-    if constexpr (kPow == 1) {
-      return v;
-    } else {
-      const F d = v - mean;
-      return d * d;
-    }
-  };
+  auto term = [mean](F v) { return SumTerm<kPow, F>(v, mean); };
   F a0 = F{}, a1 = F{}, a2 = F{}, a3 = F{};
   int64_t i = 0;
   for (; i + 4 * W <= n; i += 4 * W) {
@@ -132,14 +213,11 @@ inline __attribute__((always_inline)) float SumBody(const float* x, int64_t n, f
     std::memcpy(&v, x + i, sizeof(F));
     a0 += term(v);
   }
-  a0 = (a0 + a1) + (a2 + a3);
-  float s = 0.f;
-  for (int64_t k = 0; k < W; ++k) s += a0[k];
-  for (; i < n; ++i) {
-    const float d = kPow == 1 ? x[i] : x[i] - mean;
-    s += kPow == 1 ? d : d * d;
+  if (i < n) {
+    // Lanes past the end read as `mean`: their term is 0 either way.
+    a1 += term(LanesOf<F>::LoadTail(x + i, n - i, kPow == 1 ? 0.f : mean));
   }
-  return s;
+  return LanesOf<F>::Sum((a0 + a1) + (a2 + a3));
 }
 
 template <typename F>
@@ -159,7 +237,12 @@ inline __attribute__((always_inline)) void NormalizeBody(const float* x, float m
     }
     std::memcpy(y + i, &v, sizeof(F));
   }
-  for (; i < n; ++i) y[i] = (x[i] - mean) * inv * scale[i] + (bias != nullptr ? bias[i] : 0.f);
+  if (i < n) {
+    const int64_t r = n - i;
+    F v = (LanesOf<F>::LoadTail(x + i, r, 0.f) - mean) * inv * LanesOf<F>::LoadTail(scale + i, r, 0.f);
+    if (bias != nullptr) v += LanesOf<F>::LoadTail(bias + i, r, 0.f);
+    LanesOf<F>::StoreTail(y + i, v, r);
+  }
 }
 
 // exp() below this is under 1.7e-38: exp clamps it to the smallest normal
@@ -168,65 +251,123 @@ inline __attribute__((always_inline)) void NormalizeBody(const float* x, float m
 // them). Such terms are 0 at float precision next to the row's max term, 1.
 constexpr float kExpFlush = -87.f;
 
+// exp(v - shift), 0 below kExpFlush (and for a -inf fill's lanes).
 template <typename F, typename I>
+inline __attribute__((always_inline)) F ExpShifted(F v, float shift) {
+  v = v - shift;
+  return v < detail::Splat<F>(kExpFlush) ? F{} : detail::ExpNonPositiveT<F, I>(v);
+}
+
+// Sum of exp(x[i] - shift), also stored to y when kStore. The tail runs
+// through the same vector code (lanes past the end read as -inf, so they
+// add 0), every element rounded alike whatever its position.
+template <typename F, typename I, bool kStore>
 inline __attribute__((always_inline)) float ExpShiftSumBody(const float* x, float* y, int64_t n, float shift) {
   constexpr int64_t W = sizeof(F) / sizeof(float);
-  F acc = F{};
+  F acc0 = F{}, acc1 = F{};
   int64_t i = 0;
-  for (; i + W <= n; i += W) {
+  for (; i + 2 * W <= n; i += 2 * W) {
+    F v0, v1;
+    std::memcpy(&v0, x + i, sizeof(F));
+    std::memcpy(&v1, x + i + W, sizeof(F));
+    v0 = ExpShifted<F, I>(v0, shift);
+    v1 = ExpShifted<F, I>(v1, shift);
+    if (kStore) {
+      std::memcpy(y + i, &v0, sizeof(F));
+      std::memcpy(y + i + W, &v1, sizeof(F));
+    }
+    acc0 += v0;
+    acc1 += v1;
+  }
+  if (i + W <= n) {
     F v;
-    std::memcpy(&v, x + i, sizeof(v));
-    v = v - shift;
-    v = v < detail::Splat<F>(kExpFlush) ? F{} : detail::ExpNonPositiveT<F, I>(v);
-    std::memcpy(y + i, &v, sizeof(v));
-    acc += v;
+    std::memcpy(&v, x + i, sizeof(F));
+    v = ExpShifted<F, I>(v, shift);
+    if (kStore) std::memcpy(y + i, &v, sizeof(F));
+    acc0 += v;
+    i += W;
   }
-  float s = 0.f;
-  for (int64_t k = 0; k < W; ++k) s += acc[k];
-  for (; i < n; ++i) {
-    const float v = x[i] - shift;
-    y[i] = v < kExpFlush ? 0.f : detail::ExpNonPositiveT<float, int32_t>(v);
-    s += y[i];
+  if (i < n) {
+    F v = ExpShifted<F, I>(LanesOf<F>::LoadTail(x + i, n - i, -std::numeric_limits<float>::infinity()), shift);
+    if (kStore) LanesOf<F>::StoreTail(y + i, v, n - i);
+    acc1 += v;
   }
-  return s;
+  return LanesOf<F>::Sum(acc0 + acc1);
 }
 
 template <typename F>
 inline __attribute__((always_inline)) float MaxBody(const float* x, int64_t n) {
   constexpr int64_t W = sizeof(F) / sizeof(float);
-  // A leading NaN poisons the whole row, as in the scalar loop this replaced.
+  // A leading NaN poisons the whole row, as in the scalar loop this replaced;
+  // later NaNs never enter the lanes (v > m is false for them).
   if (n > 0 && std::isnan(x[0])) return x[0];
   const float lowest = -std::numeric_limits<float>::infinity();
-  F m = detail::Splat<F>(lowest);
+  // Two chains of compares: one waits on the previous max's latency.
+  F m0 = detail::Splat<F>(lowest), m1 = m0;
+  int64_t i = 0;
+  for (; i + 2 * W <= n; i += 2 * W) {
+    F v0, v1;
+    std::memcpy(&v0, x + i, sizeof(F));
+    std::memcpy(&v1, x + i + W, sizeof(F));
+    m0 = v0 > m0 ? v0 : m0;
+    m1 = v1 > m1 ? v1 : m1;
+  }
+  if (i + W <= n) {
+    F v;
+    std::memcpy(&v, x + i, sizeof(F));
+    m0 = v > m0 ? v : m0;
+    i += W;
+  }
+  if (i < n) {
+    const F v = LanesOf<F>::LoadTail(x + i, n - i, lowest);
+    m1 = v > m1 ? v : m1;
+  }
+  return LanesOf<F>::Max(m0 > m1 ? m0 : m1);
+}
+
+// y = x * k (the tail masked).
+template <typename F>
+inline __attribute__((always_inline)) void ScaleBody(const float* x, float k, float* y, int64_t n) {
+  constexpr int64_t W = sizeof(F) / sizeof(float);
   int64_t i = 0;
   for (; i + W <= n; i += W) {
     F v;
-    std::memcpy(&v, x + i, sizeof(v));
-    m = v > m ? v : m;
+    std::memcpy(&v, x + i, sizeof(F));
+    v *= k;
+    std::memcpy(y + i, &v, sizeof(F));
   }
-  float r = lowest;
-  for (int64_t k = 0; k < W; ++k) r = m[k] > r ? m[k] : r;
-  for (; i < n; ++i) r = x[i] > r ? x[i] : r;
-  return r;
+  if (i < n) LanesOf<F>::StoreTail(y + i, LanesOf<F>::LoadTail(x + i, n - i, 0.f) * k, n - i);
+}
+
+// y = x - k (the tail masked).
+template <typename F>
+inline __attribute__((always_inline)) void SubtractBody(const float* x, float k, float* y, int64_t n) {
+  constexpr int64_t W = sizeof(F) / sizeof(float);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    F v;
+    std::memcpy(&v, x + i, sizeof(F));
+    v -= k;
+    std::memcpy(y + i, &v, sizeof(F));
+  }
+  if (i < n) LanesOf<F>::StoreTail(y + i, LanesOf<F>::LoadTail(x + i, n - i, 0.f) - k, n - i);
 }
 
 template <typename F, typename I>
 inline __attribute__((always_inline)) void SoftmaxBody(const float* x, float* y, int64_t n) {
-  constexpr int64_t W = sizeof(F) / sizeof(float);
   const float m = MaxBody<F>(x, n);
-  const float inv = 1.f / ExpShiftSumBody<F, I>(x, y, n, m);
-  int64_t i = 0;
-  for (; i + W <= n; i += W) {
-    F v;
-    std::memcpy(&v, y + i, sizeof(F));
-    v *= inv;
-    std::memcpy(y + i, &v, sizeof(F));
-  }
-  for (; i < n; ++i) y[i] *= inv;
+  const float inv = 1.f / ExpShiftSumBody<F, I, true>(x, y, n, m);
+  ScaleBody<F>(y, inv, y, n);
 }
 
-#define ONYX_AVX2 __attribute__((target("avx2,fma")))
-#define ONYX_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+// log softmax: x - (max + log(sum of exp(x - max))); x is read twice and
+// never overwritten before the second read (y may equal x).
+template <typename F, typename I>
+inline __attribute__((always_inline)) void LogSoftmaxBody(const float* x, float* y, int64_t n) {
+  const float m = MaxBody<F>(x, n);
+  const float s = ExpShiftSumBody<F, I, false>(x, nullptr, n, m);
+  SubtractBody<F>(x, m + std::log(s), y, n);
+}
 
 struct Table {
   void (*exp)(const float*, float*, int64_t);
@@ -241,6 +382,7 @@ struct Table {
   float (*sum_sq_dev)(const float*, int64_t, float);
   void (*normalize)(const float*, float, float, const float*, const float*, float*, int64_t);
   void (*softmax)(const float*, float*, int64_t);
+  void (*log_softmax)(const float*, float*, int64_t);
 };
 
 #define ONYX_DEFINE_ISA(NAME, ATTR, F, I)                                                                     \
@@ -249,7 +391,7 @@ struct Table {
   ATTR void Erf##NAME(const float* x, float* y, int64_t n) { MapBody<ErfOp, F, I>(x, y, n); }               \
   ATTR void Gelu##NAME(const float* x, float* y, int64_t n) { MapBody<GeluOp, F, I>(x, y, n); }             \
   ATTR float ExpShiftSum##NAME(const float* x, float* y, int64_t n, float s) {                              \
-    return ExpShiftSumBody<F, I>(x, y, n, s);                                                               \
+    return ExpShiftSumBody<F, I, true>(x, y, n, s);                                                            \
   }                                                                                                         \
   ATTR float Max##NAME(const float* x, int64_t n) { return MaxBody<F>(x, n); }                              \
   ATTR void BiasGelu##NAME(const float* x, const float* b, float* y, int64_t n) {                           \
@@ -265,9 +407,11 @@ struct Table {
     NormalizeBody<F>(x, m, inv, g, b, y, n);                                                                \
   }                                                                                                         \
   ATTR void Softmax##NAME(const float* x, float* y, int64_t n) { SoftmaxBody<F, I>(x, y, n); }              \
-  const Table k##NAME##Table = {Exp##NAME,         Tanh##NAME,     Erf##NAME,      Gelu##NAME,              \
-                                ExpShiftSum##NAME, Max##NAME,      BiasGelu##NAME, FastGelu##NAME,          \
-                                Sum##NAME,         SumSqDev##NAME, Normalize##NAME, Softmax##NAME};
+  ATTR void LogSoftmax##NAME(const float* x, float* y, int64_t n) { LogSoftmaxBody<F, I>(x, y, n); }        \
+  const Table k##NAME##Table = {Exp##NAME,         Tanh##NAME,     Erf##NAME,       Gelu##NAME,             \
+                                ExpShiftSum##NAME, Max##NAME,      BiasGelu##NAME,  FastGelu##NAME,         \
+                                Sum##NAME,         SumSqDev##NAME, Normalize##NAME, Softmax##NAME,          \
+                                LogSoftmax##NAME};
 
 // Baseline x86-64 has SSE2: 4 lanes. AVX2 gets 8, AVX-512 16.
 ONYX_DEFINE_ISA(Base, , F4, I4)
@@ -373,6 +517,7 @@ void FastGeluArray(const float* x, const float* b, float* y, int64_t n) { T().fa
 float SumArray(const float* x, int64_t n) { return T().sum(x, n, 0.f); }
 float SumSquaredDevArray(const float* x, int64_t n, float mean) { return T().sum_sq_dev(x, n, mean); }
 void SoftmaxArray(const float* x, float* y, int64_t n) { T().softmax(x, y, n); }
+void LogSoftmaxArray(const float* x, float* y, int64_t n) { T().log_softmax(x, y, n); }
 void NormalizeArray(const float* x, float mean, float inv, const float* scale, const float* bias, float* y,
                     int64_t n) {
   T().normalize(x, mean, inv, scale, bias, y, n);

@@ -195,6 +195,9 @@ float ExpShiftSumArray(const float* x, float* y, int64_t n, float shift);
 // y = softmax(x) over n >= 1 values (y may equal x): MaxArray, then
 // ExpShiftSumArray, then the scaling by 1/sum, in one call.
 void SoftmaxArray(const float* x, float* y, int64_t n);
+// y = log(softmax(x)) = x - max - log(sum of exp(x - max)) over n >= 1 values
+// (y may equal x), on the same max and exp-sum code as SoftmaxArray.
+void LogSoftmaxArray(const float* x, float* y, int64_t n);
 // Largest x[i] (n >= 1); NaN when x[0] is NaN, later NaNs are skipped.
 float MaxArray(const float* x, int64_t n);
 

@@ -27,10 +27,12 @@ inline C InT(C v) {
 template <typename T, bool kLog>
 void SoftmaxBlock(const T* x, T* y, int64_t n, int64_t inner) {
   using C = typename CalcType<T>::type;
-  if constexpr (std::is_same<T, float>::value && !kLog) {
-    // The common case (attention scores): SIMD max and exp with a vector sum.
+  if constexpr (std::is_same<T, float>::value) {
+    // The common case (attention scores, a classifier's last axis): SIMD max
+    // and exp with vector sums, for Softmax and LogSoftmax alike.
     if (inner == 1) {
-      fastmath::SoftmaxArray(x, y, n);
+      if (kLog) fastmath::LogSoftmaxArray(x, y, n);
+      else fastmath::SoftmaxArray(x, y, n);
       return;
     }
   }

@@ -15,9 +15,11 @@ namespace onyx {
 
 namespace {
 
-// Kernels never alias their output to an input, so every view-like operator
-// copies; the optimizer removes the ones that matter.
-Status CopyAs(KernelContext& ctx, int out_index, const Tensor& x, const Dims& dims) {
+// Output `out_index` as input 0 under `dims`: a view of its bytes where the
+// plan allows one (KernelInfo::AllowOutputView, said in each kernel's Init),
+// else a copy.
+Status ViewOrCopy(KernelContext& ctx, int out_index, const Tensor& x, const Dims& dims) {
+  if (ctx.OutputView(out_index, 0, dims) != nullptr) return Status::OK();
   Tensor* y = ctx.Output(out_index, dims, x.type());
   if (y == nullptr) return Status::OK();
   if (x.type() == ElemType::kString) {
@@ -66,6 +68,7 @@ class ReshapeKernel final : public OpKernel {
     from_attr_ = info.opset() < 5;
     if (from_attr_) shape_attr_ = info.AttrInts("shape");
     allow_zero_ = info.opset() >= 14 && info.AttrInt("allowzero", 0) != 0;
+    info.AllowOutputView(0, 0);
     return Status::OK();
   }
 
@@ -106,7 +109,7 @@ class ReshapeKernel final : public OpKernel {
     }
     ONYX_CHECK_ARG(ShapeSize(out) == X->size(), "Reshape: cannot reshape input 0 of shape ",
                    ShapeToString(X->dims()), " (", X->size(), " elements) to ", ShapeToString(shape));
-    return CopyAs(ctx, 0, *X, out);
+    return ViewOrCopy(ctx, 0, *X, out);
   }
 
  private:
@@ -119,6 +122,7 @@ class FlattenKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo& info) {
     axis_ = info.AttrInt("axis", 1);
+    info.AllowOutputView(0, 0);
     return Status::OK();
   }
 
@@ -131,7 +135,7 @@ class FlattenKernel final : public OpKernel {
                    ShapeToString(X->dims()));
     int64_t a = 1, b = 1;
     for (int64_t k = 0; k < rank; ++k) (k < axis ? a : b) *= X->dims()[k];
-    return CopyAs(ctx, 0, *X, {a, b});
+    return ViewOrCopy(ctx, 0, *X, {a, b});
   }
 
  private:
@@ -150,6 +154,7 @@ class SqueezeKernel final : public OpKernel {
       has_attr_ = info.Attr("axes") != nullptr;
       axes_ = info.AttrInts("axes");
     }
+    info.AllowOutputView(0, 0);
     return Status::OK();
   }
 
@@ -187,7 +192,7 @@ class SqueezeKernel final : public OpKernel {
         if (!drop) out.push_back(in[k]);
       }
     }
-    return CopyAs(ctx, 0, *X, out);
+    return ViewOrCopy(ctx, 0, *X, out);
   }
 
  private:
@@ -199,14 +204,17 @@ class SqueezeKernel final : public OpKernel {
 
 class IdentityKernel final : public OpKernel {
  public:
-  Status Init(const KernelInfo&) { return Status::OK(); }
+  Status Init(const KernelInfo& info) {
+    info.AllowOutputView(0, 0);
+    return Status::OK();
+  }
   Status Compute(KernelContext& ctx) const override {
     // Sequences and optionals are immutable: the output shares them.
     const Value* v = ctx.InputValue(0);
     if (v != nullptr && !v->IsTensor()) return ctx.SetOutputValue(0, *v);
     const Tensor* X = nullptr;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &X));
-    return CopyAs(ctx, 0, *X, X->dims());
+    return ViewOrCopy(ctx, 0, *X, X->dims());
   }
 };
 
@@ -230,6 +238,7 @@ class DropoutKernel final : public OpKernel {
       seed = NodeSeed(NextKernelSeed(), n.outputs.empty() ? n.name : n.outputs[0]);
     }
     stream_ = std::make_unique<RandomStream>(seed);
+    info.AllowOutputView(0, 0);  // inference: Y is X
     return Status::OK();
   }
 
@@ -264,7 +273,7 @@ class DropoutKernel final : public OpKernel {
                        ratio);
     }
     if (training && ratio > 0.0) return Train(ctx, *X, ratio);
-    ONYX_RETURN_IF_ERROR(CopyAs(ctx, 0, *X, X->dims()));
+    ONYX_RETURN_IF_ERROR(ViewOrCopy(ctx, 0, *X, X->dims()));
     if (ctx.OutputCount() < 2) return Status::OK();
     if (opset_ >= 10) {
       Tensor* mask = ctx.Output(1, X->dims(), ElemType::kBool);
