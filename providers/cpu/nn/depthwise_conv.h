@@ -64,6 +64,27 @@ void Rows(const Geom& g, const float* x, const float* packed, const float* bias,
 
 }  // namespace small_conv
 
+// Stride-2 phases: a conv or pool of stride 2 reads input rows and columns
+// 2o + a (output o, tap offset a = k*d - p). Split into its four phase
+// planes [OH, OW], phase (r, c) holding in(2i + r, 2j + c), the input makes
+// every tap one phase read at a fixed offset (o + (a >> 1)) from the output:
+// whole planes run as one stream of vectors (depthwise 3x3, MaxPool 3x3) and
+// an im2col strip is a masked load per half panel (sgemm::Im2Col2D::phases)
+// instead of a deinterleave per tap.
+namespace phases {
+
+// Whether, along one axis (input size `in`, output size `out`, stride 2,
+// kernel k, leading pad p, dilation d), every tap read that lies inside the
+// input falls in [0, out) of its phase, so that [OH, OW] phases hold them all.
+bool Fits(int64_t k, int64_t p, int64_t d, int64_t in, int64_t out);
+// `count` planes [H, W] (in_stride apart) as phase planes [4][OH][OW] each
+// (4*OH*OW apart from out), `fill` where 2i + r or 2j + c is outside the
+// plane. Requires depthwise::Available().
+void Split(const float* in, int64_t count, int64_t in_stride, int64_t H, int64_t W, int64_t OH, int64_t OW, float fill,
+           float* out);
+
+}  // namespace phases
+
 // Float MaxPool / AveragePool planes (pool.cc), vectorised along output rows
 // on the same ISAs: width strides 1 and 2, no width dilation, windows at
 // most kMaxTaps wide; the window's rows come from per-output-row tables
