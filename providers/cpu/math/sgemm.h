@@ -89,6 +89,13 @@ struct Im2Col2D {
   // transposed product C^T = X^T W^T, whose micro-tiles run across output
   // channels: no edge waste on small images).
   bool transposed = false;
+  // Stride 2 (sh = sw = 2) with `x` not the image but its four phase planes
+  // per channel ([C, 4, OH, OW], phase 2r + c holding x[2i + r, 2j + c], zero
+  // outside the image: depthwise_conv.h's phases::Split, whose Fits holds on
+  // both axes): a 3x3 conv's im2col row then reads one phase at a fixed
+  // offset per tap, and its strips are read in place like a stride-1 "same"
+  // conv's (Im2ColInPlace) instead of gathered from every other element.
+  bool phases = false;
 };
 
 // What Gemm applies to C once a block of it is complete (on the last K
