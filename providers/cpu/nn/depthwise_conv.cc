@@ -77,7 +77,7 @@ struct Kernels {
   void (*small_rows)(const small_conv::Geom&, const float*, const float*, const float*, bool, float, float, int64_t,
                      int64_t, float*) = nullptr;
   int small_block = 0;
-  void (*pool)(const pool_planes::Geom&, bool, const float*, float*) = nullptr;
+  void (*pool)(const pool_planes::Geom&, bool, int64_t, const float*, int64_t, float*, int64_t) = nullptr;
   void (*split)(const float*, int64_t, int64_t, int64_t, int64_t, float, float*) = nullptr;
 };
 Kernels Active() {
@@ -156,7 +156,9 @@ namespace pool_planes {
 
 bool Available() { return depthwise::Active().pool != nullptr; }
 
-void Run(const Geom& g, bool max, const float* in, float* out) { depthwise::Active().pool(g, max, in, out); }
+void Run(const Geom& g, bool max, int64_t count, const float* in, int64_t in_stride, float* out, int64_t out_stride) {
+  depthwise::Active().pool(g, max, count, in, in_stride, out, out_stride);
+}
 
 }  // namespace pool_planes
 }  // namespace onyx

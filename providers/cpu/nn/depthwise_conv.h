@@ -96,6 +96,7 @@ constexpr int64_t kMaxTaps = 16;
 
 struct Geom {
   int64_t W = 0, OW = 0, KW = 1, sw = 1, pw = 0;  // width
+  int64_t H = 0, KH = 1, sh = 1, ph = 0;          // height (the window rows below come from these)
   int64_t OH = 0, dh = 1;                         // output row oh reads input rows
   const int64_t *hstart = nullptr, *hlo = nullptr, *hhi = nullptr;  // hstart[oh] + [hlo, hhi) * dh
   // Averages: output (oh, ow) is the sum over div_rows[oh] * div_cols[ow]
@@ -105,9 +106,13 @@ struct Geom {
 
 // Whether Run has a path on the active ISA.
 bool Available();
-// One plane: out [OH, OW] = the max (`max`) or the sum over each window of
-// in [.., W], divided as Geom says. Requires Available().
-void Run(const Geom& g, bool max, const float* in, float* out);
+// `count` planes: out + i * out_stride [OH, OW] = the max (`max`) or the sum
+// over each window of in + i * in_stride [H, W], divided as Geom says. A 3x3
+// max of stride 2 on rows of 1.5 vectors or more splits each plane into its
+// phases (phases::Fits) and runs it as one stream of vectors: every input
+// row deinterleaved once, not once per output row reading it. Requires
+// Available().
+void Run(const Geom& g, bool max, int64_t count, const float* in, int64_t in_stride, float* out, int64_t out_stride);
 
 }  // namespace pool_planes
 }  // namespace onyx
