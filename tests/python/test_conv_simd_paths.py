@@ -169,6 +169,13 @@ check("s2_phase_wide_m", [1, 8, 12, 12], 400, 3, dict(pads=[1, 1, 1, 1], strides
 check("s2_phase_transposed", [2, 64, 14, 14], 96, 3, dict(pads=[0, 0, 1, 1], strides=[2, 2]), tail=("Clip", {}))
 check("s2_phase_batch", [3, 16, 28, 28], 32, 3, dict(pads=[1, 1, 1, 1], strides=[2, 2]))
 check("s2_no_phase_fit", [1, 8, 7, 7], 12, 3, dict(strides=[2, 2]))
+# 1x1 stride 2 without leading pads: the pointwise product of the even rows
+# and columns (odd sizes with a trailing pad, the transposed product on a
+# small output with a residual, groups); stride 2 along one axis only gathers.
+check("1x1_s2_odd_endpad", [2, 12, 15, 17], 20, 1, dict(strides=[2, 2], pads=[0, 0, 1, 1]))
+check("1x1_s2_small_residual", [1, 64, 13, 13], 96, 1, dict(strides=[2, 2]), tail=("Relu", {}), residual=True)
+check("1x1_s2_group2", [1, 16, 10, 10], 8, 1, dict(strides=[2, 2], group=2))
+check("1x1_s21", [1, 8, 9, 10], 6, 1, dict(strides=[2, 1]))
 # Depthwise 3x3 stride 2 on rows of 1.5 vectors or more (AVX-512: 24
 # outputs; AVX2: 12) runs over each plane's phases: odd sizes, "same" pads
 # 0/1, pads 2 with dilation 2, multiplier 2, a one-row output, Clip.
@@ -229,6 +236,6 @@ def test_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 2 * 75 + 20, sorted(r)
+    assert len(r) == 2 * 79 + 20, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"

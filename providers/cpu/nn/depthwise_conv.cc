@@ -78,7 +78,7 @@ struct Kernels {
                      int64_t, float*) = nullptr;
   int small_block = 0;
   void (*pool)(const pool_planes::Geom&, bool, int64_t, const float*, int64_t, float*, int64_t) = nullptr;
-  void (*split)(const float*, int64_t, int64_t, int64_t, int64_t, float, float*) = nullptr;
+  void (*split)(const float*, int64_t, int64_t, int64_t, int64_t, float, bool, float*) = nullptr;
 };
 Kernels Active() {
 #ifdef ONYX_DW_X86
@@ -147,7 +147,13 @@ bool Fits(int64_t k, int64_t p, int64_t d, int64_t in, int64_t out) {
 void Split(const float* in, int64_t count, int64_t in_stride, int64_t H, int64_t W, int64_t OH, int64_t OW, float fill,
            float* out) {
   const auto split = depthwise::Active().split;
-  for (int64_t i = 0; i < count; ++i) split(in + i * in_stride, H, W, OH, OW, fill, out + i * 4 * OH * OW);
+  for (int64_t i = 0; i < count; ++i) split(in + i * in_stride, H, W, OH, OW, fill, false, out + i * 4 * OH * OW);
+}
+
+void Evens(const float* in, int64_t count, int64_t in_stride, int64_t H, int64_t W, int64_t OH, int64_t OW,
+           float* out) {
+  const auto split = depthwise::Active().split;
+  for (int64_t i = 0; i < count; ++i) split(in + i * in_stride, H, W, OH, OW, 0.f, true, out + i * OH * OW);
 }
 
 }  // namespace phases

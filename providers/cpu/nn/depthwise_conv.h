@@ -82,6 +82,10 @@ bool Fits(int64_t k, int64_t p, int64_t d, int64_t in, int64_t out);
 // plane. Requires depthwise::Available().
 void Split(const float* in, int64_t count, int64_t in_stride, int64_t H, int64_t W, int64_t OH, int64_t OW, float fill,
            float* out);
+// Phase (0, 0) alone: out + i * OH*OW [OH, OW] = in(2i, 2j), 0 outside (a
+// 1x1 conv of stride 2 is the pointwise one of these).
+void Evens(const float* in, int64_t count, int64_t in_stride, int64_t H, int64_t W, int64_t OH, int64_t OW,
+           float* out);
 
 }  // namespace phases
 
