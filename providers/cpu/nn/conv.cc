@@ -6,7 +6,8 @@
 //    SGEMM, bias, Z and the clamp in its output transform;
 //  - depthwise 2-D (one input channel per group): a direct kernel, because
 //    per-group GEMMs of one row are all overhead: the vector one of
-//    depthwise_conv.h (AVX-512 / AVX2), a padded-copy 3x3 and a generic
+//    depthwise_conv.h (AVX-512 / AVX2; 3x3 stride 2 over each plane's
+//    phases where rows are wide), a padded-copy 3x3 and a generic
 //    loop on the baseline path;
 //  - float 2-D with at most 4 input channels, group 1, no dilation (a
 //    network's stem: 3 channels, 3x3 or 7x7, stride 2; RunSmallConv): the
@@ -16,7 +17,9 @@
 //  - float 1-D / 2-D on a CPU with an SGEMM micro-kernel (RunFusedGemm): one
 //    SGEMM per (image, group) that packs its right operand straight from the
 //    input (sgemm::Im2Col2D, no im2col matrix; 1x1 stride 1 reads the input
-//    itself, in place, under the pre-packed weights) and adds bias and Z
+//    itself, in place, under the pre-packed weights; 3x3 stride 2 reads the
+//    input's four phase planes, UsePhases; 1x1 stride 2 is the pointwise
+//    product of its even rows and columns, Subsampled) and adds bias and Z
 //    and clamps (Relu, Clip) as each tile of Y completes; on small images
 //    (7x7) the transposed product Y^T instead
 //    (TransposedWins), W packed once for whichever the graph's shapes pick;
