@@ -171,6 +171,10 @@ check("s2_phase_wide_m", [1, 8, 12, 12], 400, 3, dict(pads=[1, 1, 1, 1], strides
 check("s2_phase_transposed", [2, 64, 14, 14], 96, 3, dict(pads=[0, 0, 1, 1], strides=[2, 2]), tail=("Clip", {}))
 check("s2_phase_batch", [3, 16, 28, 28], 32, 3, dict(pads=[1, 1, 1, 1], strides=[2, 2]))
 check("s2_no_phase_fit", [1, 8, 7, 7], 12, 3, dict(strides=[2, 2]))
+# Other kernels up to 7x7 pack their panels from the phases too.
+check("s2_phase_5x5", [2, 6, 23, 26], 10, 5, dict(pads=[2, 2, 2, 2], strides=[2, 2]), tail=("Relu", {}))
+check("s2_phase_7x7", [1, 6, 31, 29], 8, 7, dict(pads=[3, 3, 3, 3], strides=[2, 2]))
+check("s2_phase_small_5x5", [1, 32, 13, 13], 48, 5, dict(pads=[2, 2, 2, 2], strides=[2, 2]))
 # 1x1 stride 2 without leading pads: the pointwise product of the even rows
 # and columns (odd sizes with a trailing pad, the transposed product on a
 # small output with a residual, groups); stride 2 along one axis only gathers.
@@ -238,6 +242,6 @@ def test_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 2 * 80 + 20, sorted(r)
+    assert len(r) == 2 * 83 + 20, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"

@@ -589,14 +589,16 @@ class ConvKernel final : public OpKernel {
     return src;
   }
 
-  // A 3x3 stride-2 conv reads its input's four phase planes instead
-  // (sgemm::Im2Col2D::phases), split from the (image, group) into a
+  // A stride-2 conv (kernel up to 7x7) reads its input's four phase planes
+  // instead (sgemm::Im2Col2D::phases), split from the (image, group) into a
   // per-thread scratch (over `pool`), where every tap fits them: its im2col
-  // strips are then read in place, not gathered from every other element
-  // (the gather was a fifth of ResNet-50's stride-2 3x3 convs).
+  // rows are then masked loads at a fixed offset (3x3: strips read in place
+  // by the tiles), not gathered from every other element (the gather was a
+  // fifth of ResNet-50's stride-2 3x3 convs).
   static void UsePhases(sgemm::Im2Col2D* src, ThreadPool* pool) {
-    if (src->KH != 3 || src->KW != 3 || src->sh != 2 || src->sw != 2 || !depthwise::Available() ||
-        !phases::Fits(3, src->ph, src->dh, src->H, src->OH) || !phases::Fits(3, src->pw, src->dw, src->W, src->OW))
+    if (src->KH > sgemm::kMaxPhaseKernel || src->KW > sgemm::kMaxPhaseKernel || src->sh != 2 || src->sw != 2 ||
+        !depthwise::Available() || !phases::Fits(src->KH, src->ph, src->dh, src->H, src->OH) ||
+        !phases::Fits(src->KW, src->pw, src->dw, src->W, src->OW))
       return;
     const int64_t H = src->H, W = src->W, OH = src->OH, OW = src->OW, per = 4 * OH * OW;
     thread_local std::vector<float> split;
