@@ -10,18 +10,18 @@
 //    phases where rows are wide), a padded-copy 3x3 and a generic
 //    loop on the baseline path;
 //  - float 2-D with at most 4 input channels, group 1, no dilation (a
-//    network's stem: 3 channels, 7x7 stride 2, or 3x3 stride 2 on AVX2;
-//    RunSmallConv): the
+//    network's stem: 3 channels, 7x7 stride 2, or 3x3 stride 2 but on AVX2
+//    only; RunSmallConv): the
 //    direct kernel of depthwise_conv.h's small_conv, which broadcasts each
 //    input element of a tap into register blocks of output channels of a
 //    few positions (as a GEMM, K = C*KH*KW is too short to pay for packing);
 //  - float 1-D / 2-D on a CPU with an SGEMM micro-kernel (RunFusedGemm): one
 //    SGEMM per (image, group) that packs its right operand straight from the
 //    input (sgemm::Im2Col2D, no im2col matrix; 1x1 stride 1 reads the input
-//    itself, in place, under the pre-packed weights; 3x3 stride 2 reads the
-//    input's four phase planes, UsePhases; 1x1 stride 2 is the pointwise
-//    product of its even rows and columns, Subsampled) and adds bias and Z
-//    and clamps (Relu, Clip) as each tile of Y completes; on small images
+//    itself, in place, under the pre-packed weights; stride 2 reads the
+//    input's four phase planes, UsePhases, 3x3 in place; 1x1 stride 2 is the
+//    pointwise product of its even rows and columns, Subsampled) and adds
+//    bias and Z and clamps (Relu, Clip) as each tile of Y completes; on small images
 //    (7x7) the transposed product Y^T instead
 //    (TransposedWins), W packed once for whichever the graph's shapes pick;
 //  - everything else (3-D, 16-bit floats through float, baseline): im2col,
