@@ -119,7 +119,8 @@ check("same3_k_blocks", [2, 31, 9, 23], 20, 3, dict(pads=[1, 1, 1, 1]), tail=("R
 check("same3_w1", [1, 8, 11, 1], 13, 3, dict(pads=[1, 1, 1, 1]))
 check("same3_h1", [1, 8, 1, 45], 13, 3, dict(pads=[1, 1, 1, 1]), residual=True, tail=("Relu", {}))
 check("same3_w2_many", [1, 40, 20, 2], 70, 3, dict(pads=[1, 1, 1, 1]), bias=False)
-# Few input channels (at most 4, group 1, no dilation) run the direct conv:
+# Few input channels (at most 4, group 1, no dilation) run the direct conv
+# (3x3 stride 2 on AVX-512: the GEMM over the input's phases instead):
 # register blocks of output channels (counts not a multiple of the block),
 # strides 1 and 2 along rows (mixed with others along columns), row ends
 # and rows outside the image, batch, Clip / Relu in the store, Sigmoid in a
@@ -131,6 +132,7 @@ check("small_c_s21", [1, 4, 15, 21], 9, [3, 2], dict(pads=[1, 0, 1, 1], strides=
 check("small_c_s13", [1, 1, 12, 30], 17, [1, 16], dict(pads=[0, 7, 0, 8], strides=[3, 1]), bias=False)
 check("small_c_1x1", [2, 3, 9, 40], 24, 1, {})
 check("small_c_w1", [1, 3, 9, 1], 8, 3, dict(pads=[1, 1, 1, 1], strides=[2, 2]))
+check("small_c_stem3_tf", [2, 3, 30, 31], 16, 3, dict(pads=[0, 0, 1, 1], strides=[2, 2]), tail=("Relu", {}))
 # Output channels past one block (64 on AVX-512, 16 on AVX2) with a partial
 # last block, rows not a multiple of the 6 positions a tile holds.
 check("small_c_m70_blocks", [2, 4, 23, 29], 70, 7, dict(pads=[3, 2, 3, 1], strides=[2, 2]), tail=("Relu", {}))
@@ -153,6 +155,41 @@ check("dw_s2_narrow", [1, 2, 6, 3], 4, 3, dict(group=2, pads=[1, 1, 1, 1], strid
 # and dilation 2.
 check("dw_s2_w128", [1, 3, 9, 128], 3, 3, dict(group=3, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
 check("dw_s2_wide_pads", [1, 2, 7, 100], 2, 3, dict(group=2, pads=[0, 2, 1, 0], strides=[1, 2], dilations=[2, 1]))
+# 3x3 stride 2 reads the input's four phase planes (phases::Fits on both
+# axes): the GEMM's strips in place (pads 1, TF-style "same" pads 0/1, pads
+# 2, dilation 2, odd sizes, a one-row output, K blocks starting mid-channel
+# (31 channels), more output channels than a task's rows keep in L2 (packed
+# panels), the transposed product on a small output, a batch split over
+# threads); a shape the phases do not fit (pads 0, 7 rows: the last tap reads
+# row 6, phase row 3 of 3) takes the gather.
+check("s2_phase_pad1_odd", [2, 31, 25, 23], 24, 3, dict(pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Relu", {}))
+check("s2_phase_tf_same", [1, 16, 20, 30], 20, 3, dict(pads=[0, 0, 1, 1], strides=[2, 2]))
+check("s2_phase_pad2", [1, 8, 17, 18], 12, 3, dict(pads=[2, 2, 2, 2], strides=[2, 2]), residual=True)
+check("s2_phase_dil2", [1, 8, 21, 19], 12, 3, dict(pads=[2, 2, 2, 2], strides=[2, 2], dilations=[2, 2]))
+check("s2_phase_one_row", [1, 8, 2, 40], 10, 3, dict(pads=[1, 1, 1, 1], strides=[2, 2]))
+check("s2_phase_wide_m", [1, 8, 12, 12], 400, 3, dict(pads=[1, 1, 1, 1], strides=[2, 2]), bias=False)
+check("s2_phase_transposed", [2, 64, 14, 14], 96, 3, dict(pads=[0, 0, 1, 1], strides=[2, 2]), tail=("Clip", {}))
+check("s2_phase_batch", [3, 16, 28, 28], 32, 3, dict(pads=[1, 1, 1, 1], strides=[2, 2]))
+check("s2_no_phase_fit", [1, 8, 7, 7], 12, 3, dict(strides=[2, 2]))
+# Other kernels up to 7x7 pack their panels from the phases too.
+check("s2_phase_5x5", [2, 6, 23, 26], 10, 5, dict(pads=[2, 2, 2, 2], strides=[2, 2]), tail=("Relu", {}))
+check("s2_phase_7x7", [1, 6, 31, 29], 8, 7, dict(pads=[3, 3, 3, 3], strides=[2, 2]))
+check("s2_phase_small_5x5", [1, 32, 13, 13], 48, 5, dict(pads=[2, 2, 2, 2], strides=[2, 2]))
+# 1x1 stride 2 without leading pads: the pointwise product of the even rows
+# and columns (odd sizes with a trailing pad, the transposed product on a
+# small output with a residual, groups); stride 2 along one axis only gathers.
+check("1x1_s2_odd_endpad", [2, 12, 15, 17], 20, 1, dict(strides=[2, 2], pads=[0, 0, 1, 1]))
+check("1x1_s2_small_residual", [1, 64, 13, 13], 96, 1, dict(strides=[2, 2]), tail=("Relu", {}), residual=True)
+check("1x1_s2_group2", [1, 16, 10, 10], 8, 1, dict(strides=[2, 2], group=2))
+check("1x1_s21", [1, 8, 9, 10], 6, 1, dict(strides=[2, 1]))
+# Depthwise 3x3 stride 2 on rows of 1.5 vectors or more (AVX-512: 24
+# outputs; AVX2: 12) runs over each plane's phases: odd sizes, "same" pads
+# 0/1, pads 2 with dilation 2, multiplier 2, a one-row output, Clip.
+check("dw_phase_odd", [2, 5, 31, 50], 5, 3, dict(group=5, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
+check("dw_phase_tf_same", [1, 4, 17, 64], 4, 3, dict(group=4, pads=[0, 0, 1, 1], strides=[2, 2]))
+check("dw_phase_dil2", [1, 3, 15, 70], 3, 3, dict(group=3, pads=[2, 2, 2, 2], strides=[2, 2], dilations=[2, 2]))
+check("dw_phase_mult2", [1, 3, 12, 56], 6, 3, dict(group=3, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Relu", {}))
+check("dw_phase_one_row", [1, 2, 1, 80], 2, 3, dict(group=2, pads=[1, 1, 1, 1], strides=[2, 2]))
 
 # Float MaxPool / AveragePool planes (vectorised along rows at width strides
 # 1 and 2): pads, ceil_mode, count_include_pad, rows wider than a vector,
@@ -174,6 +211,16 @@ check_pool("max2_s1_wide", "MaxPool", [1, 2, 5, 70], kernel_shape=[2, 2], pads=[
 check_pool("max_dil_h", "MaxPool", [1, 2, 12, 20], kernel_shape=[3, 2], strides=[1, 2], dilations=[2, 1])
 check_pool("max_1d", "MaxPool", [2, 3, 50], kernel_shape=[5], strides=[2], pads=[2, 2])
 check_pool("max_k17", "MaxPool", [1, 2, 4, 40], kernel_shape=[1, 17], strides=[1, 2])
+# MaxPool 3x3 stride 2 on rows of 1.5 vectors or more runs over the phases
+# (-inf outside the image): ResNet's pads 1 on odd and even sizes, ceil_mode
+# (the last window past the input), pads 0, asymmetric pads, batch.
+check_pool("max3_s2_phase", "MaxPool", [2, 3, 56, 58], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+check_pool("max3_s2_phase_odd", "MaxPool", [1, 4, 41, 61], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+check_pool("max3_s2_phase_ceil", "MaxPool", [1, 2, 40, 64], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+check_pool("max3_s2_phase_ceil_pad", "MaxPool", [1, 2, 37, 63], kernel_shape=[3, 3], strides=[2, 2],
+           pads=[1, 1, 1, 1], ceil_mode=1)
+check_pool("max3_s2_phase_asym", "MaxPool", [1, 3, 20, 70], kernel_shape=[3, 3], strides=[2, 2], pads=[0, 1, 1, 0])
+check_pool("max3_s2_phase_one_row", "MaxPool", [1, 2, 2, 90], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
 check_pool("avg2_s2_ceil", "AveragePool", [1, 7, 29, 35], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
 check_pool("avg3_s2_incl", "AveragePool", [2, 3, 17, 33], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
            count_include_pad=1)
@@ -195,6 +242,6 @@ def test_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 2 * 61 + 14, sorted(r)
+    assert len(r) == 2 * 83 + 20, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"

@@ -81,6 +81,7 @@ Packed PackB(bool trans_b, int64_t K, int64_t N, const float* B, int64_t ldb);
 // reading x[c, oh*sh - ph + kh*dh, ow*sw - pw + kw*dw] (zero outside the
 // image). Gemm packs its blocks straight from `x` ([C, H, W]), so the matrix
 // costs no memory and no pass of its own.
+constexpr int64_t kMaxPhaseKernel = 7;
 struct Im2Col2D {
   const float* x = nullptr;
   int64_t C = 0, H = 0, W = 0, OH = 0, OW = 0, KH = 1, KW = 1;
@@ -89,6 +90,15 @@ struct Im2Col2D {
   // transposed product C^T = X^T W^T, whose micro-tiles run across output
   // channels: no edge waste on small images).
   bool transposed = false;
+  // Stride 2 (sh = sw = 2, KH and KW at most kMaxPhaseKernel) with `x` not
+  // the image but its four phase planes per channel ([C, 4, OH, OW], phase
+  // 2r + c holding x[2i + r, 2j + c], zero outside the image:
+  // depthwise_conv.h's phases::Split, whose Fits holds on both axes): an
+  // im2col row then reads one phase at a fixed offset per tap, a masked load
+  // per half panel, and a 3x3 conv's strips are read in place like a
+  // stride-1 "same" conv's (Im2ColInPlace), not gathered from every other
+  // element.
+  bool phases = false;
 };
 
 // What Gemm applies to C once a block of it is complete (on the last K

@@ -6,18 +6,22 @@
 //    SGEMM, bias, Z and the clamp in its output transform;
 //  - depthwise 2-D (one input channel per group): a direct kernel, because
 //    per-group GEMMs of one row are all overhead: the vector one of
-//    depthwise_conv.h (AVX-512 / AVX2), a padded-copy 3x3 and a generic
+//    depthwise_conv.h (AVX-512 / AVX2; 3x3 stride 2 over each plane's
+//    phases where rows are wide), a padded-copy 3x3 and a generic
 //    loop on the baseline path;
 //  - float 2-D with at most 4 input channels, group 1, no dilation (a
-//    network's stem: 3 channels, 3x3 or 7x7, stride 2; RunSmallConv): the
+//    network's stem: 3 channels, 7x7 stride 2, or 3x3 stride 2 but on AVX2
+//    only; RunSmallConv): the
 //    direct kernel of depthwise_conv.h's small_conv, which broadcasts each
 //    input element of a tap into register blocks of output channels of a
 //    few positions (as a GEMM, K = C*KH*KW is too short to pay for packing);
 //  - float 1-D / 2-D on a CPU with an SGEMM micro-kernel (RunFusedGemm): one
 //    SGEMM per (image, group) that packs its right operand straight from the
 //    input (sgemm::Im2Col2D, no im2col matrix; 1x1 stride 1 reads the input
-//    itself, in place, under the pre-packed weights) and adds bias and Z
-//    and clamps (Relu, Clip) as each tile of Y completes; on small images
+//    itself, in place, under the pre-packed weights; stride 2 reads the
+//    input's four phase planes, UsePhases, 3x3 in place; 1x1 stride 2 is the
+//    pointwise product of its even rows and columns, Subsampled) and adds
+//    bias and Z and clamps (Relu, Clip) as each tile of Y completes; on small images
 //    (7x7) the transposed product Y^T instead
 //    (TransposedWins), W packed once for whichever the graph's shapes pick;
 //  - everything else (3-D, 16-bit floats through float, baseline): im2col,
@@ -201,17 +205,6 @@ void RowActivation(float* __restrict y, int64_t n, int kind, float lo, float hi,
     }
   } else if (kind == 2) {
     for (int64_t i = 0; i < n; ++i) y[i] = y[i] < 0.f ? y[i] * alpha : y[i];
-  }
-}
-
-// dst[i] = src[i * stride] for i < n: a strided 1x1 conv's input row
-// subsampled (ConvKernel::SubsampleImage), cloned like the rows above.
-ONYX_DW_CLONES
-void SubsampleRow(const float* __restrict src, int64_t stride, int64_t n, float* __restrict dst) {
-  if (stride == 2) {
-    for (int64_t i = 0; i < n; ++i) dst[i] = src[2 * i];
-  } else {
-    for (int64_t i = 0; i < n; ++i) dst[i] = src[i * stride];
   }
 }
 
@@ -441,8 +434,14 @@ class ConvKernel final : public OpKernel {
   // 2-D, group 1, no dilation, at most kSmallConvChannels input channels.
   static constexpr int64_t kSmallConvChannels = 4;
   bool SmallConvShape(const Dims& wd) const {
+    // A 3x3 of stride 2 runs the AVX-512 SGEMM over its input's phase planes
+    // instead (UsePhases; strips read in place, no transpose of the result):
+    // MobileNetV2's stem, batch 8, 1 thread, 2.2 -> 1.25 ms. Not on AVX2,
+    // whose 16-column strips made it 1.5x slower than the direct kernel.
+    const bool phases = wd.size() == 4 && wd[2] == 3 && wd[3] == 3 && attrs_.strides.size() == 2 &&
+                        attrs_.strides[0] == 2 && attrs_.strides[1] == 2 && sgemm::ActiveIsa() == sgemm::Isa::kAvx512;
     return wd.size() == 4 && attrs_.group == 1 && wd[1] <= kSmallConvChannels && wd[3] <= small_conv::kMaxKernel &&
-           (attrs_.dilations.empty() || (attrs_.dilations[0] == 1 && attrs_.dilations[1] == 1));
+           (attrs_.dilations.empty() || (attrs_.dilations[0] == 1 && attrs_.dilations[1] == 1)) && !phases;
   }
   small_conv::Geom SmallGeom(const Tensor& x, const Tensor& w, const ConvGeom& g) const {
     small_conv::Geom sg;
@@ -604,33 +603,50 @@ class ConvKernel final : public OpKernel {
   }
   static bool Needed(const sgemm::Epilogue& ep) { return ep.bias != nullptr || ep.z != nullptr || ep.clamp; }
 
-  // A 1x1 conv with strides (ResNet's downsampling shortcuts) that reads no
-  // padding: the input subsampled (SubsampleImage) is a stride-1 pointwise
-  // conv's input, which the GEMM reads in place, instead of packing im2col
-  // panels that gather every other value for every tile column.
-  static bool IsStridedPointwise(const ConvGeom& g) {
-    if (g.nd > 2) return false;
-    bool strided = false;
-    for (size_t j = 0; j < g.nd; ++j) {
-      if (g.k[j] != 1 || g.pb[j] != 0 || g.out[j] != (g.in[j] - 1) / g.s[j] + 1) return false;
-      strided = strided || g.s[j] > 1;
-    }
-    return strided;
+  // A stride-2 conv (kernel up to 7x7) reads its input's four phase planes
+  // instead (sgemm::Im2Col2D::phases), split from the (image, group) into a
+  // per-thread scratch (over `pool`), where every tap fits them: its im2col
+  // rows are then masked loads at a fixed offset (3x3: strips read in place
+  // by the tiles), not gathered from every other element (the gather was a
+  // fifth of ResNet-50's stride-2 3x3 convs).
+  static void UsePhases(sgemm::Im2Col2D* src, ThreadPool* pool) {
+    if (src->KH > sgemm::kMaxPhaseKernel || src->KW > sgemm::kMaxPhaseKernel || src->sh != 2 || src->sw != 2 ||
+        !depthwise::Available() || !phases::Fits(src->KH, src->ph, src->dh, src->H, src->OH) ||
+        !phases::Fits(src->KW, src->pw, src->dw, src->W, src->OW))
+      return;
+    const int64_t H = src->H, W = src->W, OH = src->OH, OW = src->OW, per = 4 * OH * OW;
+    thread_local std::vector<float> split;
+    if (static_cast<int64_t>(split.size()) < src->C * per) split.resize(src->C * per);
+    const float* image = src->x;
+    float* out = split.data();
+    ThreadPool::For(pool, src->C, std::max<int64_t>(1, 16384 / std::max<int64_t>(per, 1)),
+                    [&](int64_t begin, int64_t end) {
+                      phases::Split(image + begin * H * W, end - begin, H * W, H, W, OH, OW, 0.f, out + begin * per);
+                    });
+    src->x = out;
+    src->phases = true;
   }
 
-  // The (image, group) at `image` [Cg, in...] at a strided 1x1 conv's output
-  // positions, [Cg, OS], in a per-thread buffer.
-  static const float* SubsampleImage(const float* image, int64_t Cg, const ConvGeom& g) {
-    thread_local std::vector<float> buf;
-    const int64_t OS = g.out_size;
-    if (static_cast<int64_t>(buf.size()) < Cg * OS) buf.resize(Cg * OS);
-    const bool two = g.nd == 2;
-    const int64_t OH = two ? g.out[0] : 1, sh = two ? g.s[0] : 1, W = g.in[g.nd - 1];
-    const int64_t OW = g.out[g.nd - 1], sw = g.s[g.nd - 1];
-    for (int64_t c = 0; c < Cg; ++c)
-      for (int64_t oh = 0; oh < OH; ++oh)
-        SubsampleRow(image + c * g.in_size + oh * sh * W, sw, OW, buf.data() + c * OS + oh * OW);
-    return buf.data();
+  // A 1x1 conv of stride 2 without leading pads reads the even rows and
+  // columns of its input alone: its product is the pointwise one of those,
+  // [Cg, OS], made here (phases::Evens, over `pool`) into a per-thread
+  // scratch and returned; null where this does not apply. ResNet-50's
+  // downsample convs, batch 8, 1 thread: 9.2 / 8.7 / 7.6 ms gathering every
+  // other element into packed panels, about 7.2 / 7.4 / 7.4 ms this way.
+  static const float* Subsampled(const sgemm::Im2Col2D& src, ThreadPool* pool) {
+    if (src.KH != 1 || src.KW != 1 || src.sh != 2 || src.sw != 2 || src.ph != 0 || src.pw != 0 ||
+        !depthwise::Available())
+      return nullptr;
+    const int64_t H = src.H, W = src.W, OH = src.OH, OW = src.OW, per = OH * OW;
+    thread_local std::vector<float> evens;
+    if (static_cast<int64_t>(evens.size()) < src.C * per) evens.resize(src.C * per);
+    float* out = evens.data();
+    const float* image = src.x;
+    ThreadPool::For(pool, src.C, std::max<int64_t>(1, 16384 / std::max<int64_t>(per, 1)),
+                    [&](int64_t begin, int64_t end) {
+                      phases::Evens(image + begin * H * W, end - begin, H * W, H, W, OH, OW, out + begin * per);
+                    });
+    return out;
   }
 
   // One (image, group) of the transposed product: Y^T [OS, Mg] into a
@@ -652,7 +668,9 @@ class ConvKernel final : public OpKernel {
     float* yt = scratch.data();
     sgemm::Im2Col2D src = Im2ColOf(image, Cg, g);
     src.transposed = true;
-    const bool strided = IsStridedPointwise(g);
+    // Pointwise: X_(n,grp) [Kc, OS] (or its subsampling) is itself the matrix; A = its transpose.
+    const float* plain = pointwise ? image : Subsampled(src, pool);
+    if (plain == nullptr) UsePhases(&src, pool);
     const int64_t off = (n * M + grp * Mg) * OS;
     // Bias, Z and a clamp (Relu, Clip) finish Y inside the GEMM's tasks,
     // each moving its block of Y^T into Y (Epilogue::t_out): no pass, and no
@@ -661,10 +679,8 @@ class ConvKernel final : public OpKernel {
     sgemm::Epilogue ep = GemmEpilogue(bv ? bv + grp * Mg : nullptr, zv ? zv + off : nullptr, OS);
     ep.t_out = yv + off;
     ep.ldt = OS;
-    // Pointwise: X_(n,grp) [Kc, OS] (or its subsampling) is itself the matrix; A = its transpose.
-    sgemm::Gemm(true, false, OS, Mg, Kc, 1.f, strided ? SubsampleImage(image, Cg, g) : image, OS, nullptr, Mg, 0.f,
-                yt, ldt, pool, nullptr, &packed_w_[grp], pointwise || strided ? nullptr : &src,
-                in_gemm ? &ep : nullptr);
+    sgemm::Gemm(true, false, OS, Mg, Kc, 1.f, plain ? plain : image, OS, nullptr, Mg, 0.f, yt, ldt, pool, nullptr,
+                &packed_w_[grp], plain ? nullptr : &src, in_gemm ? &ep : nullptr);
     if (in_gemm) return;
     ThreadPool::For(pool, Mg, std::max<int64_t>(1, 8192 / std::max<int64_t>(OS, 1)), [&](int64_t begin, int64_t end) {
       sgemm::Transpose(OS, end - begin, yt + begin, ldt, yv + off + begin * OS, OS);
@@ -693,7 +709,6 @@ class ConvKernel final : public OpKernel {
     bool pointwise = true;
     for (size_t j = 0; j < g.nd; ++j)
       pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
-    const bool strided_pointwise = IsStridedPointwise(g);
     const bool clamp = act_.kind == Activation::Kind::kClamp;
     const bool act_pass = act_.kind != Activation::Kind::kNone && !clamp;
     const bool packed = static_cast<int64_t>(packed_w_.size()) == attrs_.group;
@@ -703,15 +718,15 @@ class ConvKernel final : public OpKernel {
       if (transposed_) return TransposedUnit(x, n, grp, g, bv, zv, yv, pool);
       const float* image = xv + (n * C + grp * Cg) * g.in_size;
       float* yb = yv + (n * M + grp * Mg) * OS;
-      const sgemm::Im2Col2D src = Im2ColOf(image, Cg, g);
+      sgemm::Im2Col2D src = Im2ColOf(image, Cg, g);
+      // A 1x1 conv reads its input (or its subsampling) as B, in place under the packed weights.
+      const float* plain = pointwise ? image : Subsampled(src, pool);
+      if (plain == nullptr) UsePhases(&src, pool);
       const sgemm::Epilogue ep =
           GemmEpilogue(bv ? bv + grp * Mg : nullptr, zv ? zv + (n * M + grp * Mg) * OS : nullptr, OS);
       const bool use_ep = Needed(ep);
-      // A strided 1x1 conv reads its subsampled input as B (in place under packed weights).
-      const bool in_place = pointwise || strided_pointwise;
-      const float* b = pointwise ? image : in_place ? SubsampleImage(image, Cg, g) : nullptr;
-      sgemm::Gemm(false, false, Mg, OS, Kc, 1.f, wv + grp * Mg * Kc, Kc, b, OS, 0.f, yb, OS, pool,
-                  packed ? &packed_w_[grp] : nullptr, nullptr, in_place ? nullptr : &src, use_ep ? &ep : nullptr);
+      sgemm::Gemm(false, false, Mg, OS, Kc, 1.f, wv + grp * Mg * Kc, Kc, plain, OS, 0.f, yb, OS, pool,
+                  packed ? &packed_w_[grp] : nullptr, nullptr, plain ? nullptr : &src, use_ep ? &ep : nullptr);
       if (act_pass) {
         ThreadPool::For(pool, Mg, std::max<int64_t>(1, 16384 / std::max<int64_t>(OS, 1)),
                         [&](int64_t begin, int64_t end) {

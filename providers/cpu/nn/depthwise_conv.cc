@@ -77,15 +77,17 @@ struct Kernels {
   void (*small_rows)(const small_conv::Geom&, const float*, const float*, const float*, bool, float, float, int64_t,
                      int64_t, float*) = nullptr;
   int small_block = 0;
-  void (*pool)(const pool_planes::Geom&, bool, const float*, float*) = nullptr;
+  void (*pool)(const pool_planes::Geom&, bool, int64_t, const float*, int64_t, float*, int64_t) = nullptr;
+  void (*split)(const float*, int64_t, int64_t, int64_t, int64_t, float, bool, float*) = nullptr;
 };
 Kernels Active() {
 #ifdef ONYX_DW_X86
   switch (sgemm::ActiveIsa()) {
     case sgemm::Isa::kAvx512:
-      return {&avx512::Planes, &avx512::SmallConvRows, avx512::kSmallBlock, &avx512::PoolPlaneRun};
+      return {&avx512::Planes, &avx512::SmallConvRows, avx512::kSmallBlock, &avx512::PoolPlaneRun,
+              &avx512::SplitPhases};
     case sgemm::Isa::kAvx2:
-      return {&avx2::Planes, &avx2::SmallConvRows, avx2::kSmallBlock, &avx2::PoolPlaneRun};
+      return {&avx2::Planes, &avx2::SmallConvRows, avx2::kSmallBlock, &avx2::PoolPlaneRun, &avx2::SplitPhases};
     default:
       break;
   }
@@ -129,11 +131,40 @@ void Rows(const Geom& g, const float* x, const float* packed, const float* bias,
 
 }  // namespace small_conv
 
+namespace phases {
+
+bool Fits(int64_t k, int64_t p, int64_t d, int64_t in, int64_t out) {
+  if (in < 1 || out < 1) return false;
+  for (int64_t t = 0; t < k; ++t) {
+    // Phase r's element i = o + dy is input 2i + r: past `out` (dy > 0) it
+    // must lie outside the input.
+    const int64_t a = t * d - p, r = a & 1, dy = (a - r) / 2;
+    if (dy > 0 && 2 * out + r < in) return false;
+  }
+  return true;
+}
+
+void Split(const float* in, int64_t count, int64_t in_stride, int64_t H, int64_t W, int64_t OH, int64_t OW, float fill,
+           float* out) {
+  const auto split = depthwise::Active().split;
+  for (int64_t i = 0; i < count; ++i) split(in + i * in_stride, H, W, OH, OW, fill, false, out + i * 4 * OH * OW);
+}
+
+void Evens(const float* in, int64_t count, int64_t in_stride, int64_t H, int64_t W, int64_t OH, int64_t OW,
+           float* out) {
+  const auto split = depthwise::Active().split;
+  for (int64_t i = 0; i < count; ++i) split(in + i * in_stride, H, W, OH, OW, 0.f, true, out + i * OH * OW);
+}
+
+}  // namespace phases
+
 namespace pool_planes {
 
 bool Available() { return depthwise::Active().pool != nullptr; }
 
-void Run(const Geom& g, bool max, const float* in, float* out) { depthwise::Active().pool(g, max, in, out); }
+void Run(const Geom& g, bool max, int64_t count, const float* in, int64_t in_stride, float* out, int64_t out_stride) {
+  depthwise::Active().pool(g, max, count, in, in_stride, out, out_stride);
+}
 
 }  // namespace pool_planes
 }  // namespace onyx

@@ -64,6 +64,31 @@ void Rows(const Geom& g, const float* x, const float* packed, const float* bias,
 
 }  // namespace small_conv
 
+// Stride-2 phases: a conv or pool of stride 2 reads input rows and columns
+// 2o + a (output o, tap offset a = k*d - p). Split into its four phase
+// planes [OH, OW], phase (r, c) holding in(2i + r, 2j + c), the input makes
+// every tap one phase read at a fixed offset (o + (a >> 1)) from the output:
+// whole planes run as one stream of vectors (depthwise 3x3, MaxPool 3x3) and
+// an im2col strip is a masked load per half panel (sgemm::Im2Col2D::phases)
+// instead of a deinterleave per tap.
+namespace phases {
+
+// Whether, along one axis (input size `in`, output size `out`, stride 2,
+// kernel k, leading pad p, dilation d), every tap read that lies inside the
+// input falls in [0, out) of its phase, so that [OH, OW] phases hold them all.
+bool Fits(int64_t k, int64_t p, int64_t d, int64_t in, int64_t out);
+// `count` planes [H, W] (in_stride apart) as phase planes [4][OH][OW] each
+// (4*OH*OW apart from out), `fill` where 2i + r or 2j + c is outside the
+// plane. Requires depthwise::Available().
+void Split(const float* in, int64_t count, int64_t in_stride, int64_t H, int64_t W, int64_t OH, int64_t OW, float fill,
+           float* out);
+// Phase (0, 0) alone: out + i * OH*OW [OH, OW] = in(2i, 2j), 0 outside (a
+// 1x1 conv of stride 2 is the pointwise one of these).
+void Evens(const float* in, int64_t count, int64_t in_stride, int64_t H, int64_t W, int64_t OH, int64_t OW,
+           float* out);
+
+}  // namespace phases
+
 // Float MaxPool / AveragePool planes (pool.cc), vectorised along output rows
 // on the same ISAs: width strides 1 and 2, no width dilation, windows at
 // most kMaxTaps wide; the window's rows come from per-output-row tables
@@ -75,6 +100,7 @@ constexpr int64_t kMaxTaps = 16;
 
 struct Geom {
   int64_t W = 0, OW = 0, KW = 1, sw = 1, pw = 0;  // width
+  int64_t H = 0, KH = 1, sh = 1, ph = 0;          // height (the window rows below come from these)
   int64_t OH = 0, dh = 1;                         // output row oh reads input rows
   const int64_t *hstart = nullptr, *hlo = nullptr, *hhi = nullptr;  // hstart[oh] + [hlo, hhi) * dh
   // Averages: output (oh, ow) is the sum over div_rows[oh] * div_cols[ow]
@@ -84,9 +110,13 @@ struct Geom {
 
 // Whether Run has a path on the active ISA.
 bool Available();
-// One plane: out [OH, OW] = the max (`max`) or the sum over each window of
-// in [.., W], divided as Geom says. Requires Available().
-void Run(const Geom& g, bool max, const float* in, float* out);
+// `count` planes: out + i * out_stride [OH, OW] = the max (`max`) or the sum
+// over each window of in + i * in_stride [H, W], divided as Geom says. A 3x3
+// max of stride 2 on rows of 1.5 vectors or more splits each plane into its
+// phases (phases::Fits) and runs it as one stream of vectors: every input
+// row deinterleaved once, not once per output row reading it. Requires
+// Available().
+void Run(const Geom& g, bool max, int64_t count, const float* in, int64_t in_stride, float* out, int64_t out_stride);
 
 }  // namespace pool_planes
 }  // namespace onyx

@@ -269,20 +269,22 @@ class PoolKernel final : public OpKernel {
                                                        : (ax[0].hi[0] - ax[0].lo[0]) * (ax[1].hi[oh] - ax[1].lo[oh]));
     pool_planes::Geom pg;
     pg.W = W, pg.OW = OW, pg.KW = aw.k, pg.sw = sw, pg.pw = pw, pg.OH = OH, pg.dh = ax[1].dil;
+    pg.H = H, pg.KH = ax[1].k, pg.sh = ax[1].stride, pg.ph = ax[1].pad;
     pg.hstart = ax[1].start.data(), pg.hlo = ax[1].lo.data(), pg.hhi = ax[1].hi.data();
     if constexpr (kKind == PoolKind::kAverage && std::is_same<T, float>::value)
       pg.div_rows = hcount.data(), pg.div_cols = wcount.data();
     ThreadPool::For(ctx.threads(), planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(out_plane * ShapeSize(kernel_), 1)),
                     [&](int64_t begin, int64_t end) {
+      if constexpr (std::is_same<T, float>::value) {
+        if (vector_planes) {
+          pool_planes::Run(pg, kKind == PoolKind::kMax, end - begin, xv + begin * in_plane, in_plane,
+                           y + begin * out_plane, out_plane);
+          return;
+        }
+      }
       std::vector<Acc> acc(kKind == PoolKind::kAverage ? OW : 0);
       for (int64_t p = begin; p < end; ++p) {
         const T* in = xv + p * in_plane;
-        if constexpr (std::is_same<T, float>::value) {
-          if (vector_planes) {
-            pool_planes::Run(pg, kKind == PoolKind::kMax, in, y + p * out_plane);
-            continue;
-          }
-        }
         for (int64_t od = 0; od < OD; ++od) {
           for (int64_t oh = 0; oh < OH; ++oh) {
             T* orow = y + p * out_plane + (od * OH + oh) * OW;
