@@ -27,13 +27,34 @@ void CollectNames(const Graph& g, std::unordered_set<std::string>* names) {
 
 }  // namespace
 
+std::string_view GraphIndex::Keep(const std::string& name) {
+  const size_t at = names_.size();
+  names_.insert(names_.end(), name.begin(), name.end());
+  return std::string_view(names_.data() + at, name.size());
+}
+
+// Rebuilt after every rewrite (RewriteNodes), so its cost is the optimizer's:
+// the maps are sized once and each name is copied into one buffer.
 GraphIndex::GraphIndex(const Graph& graph) {
+  size_t chars = 0, outputs = 0, inputs = 0;
+  for (const Node& n : graph.nodes) {
+    for (const auto& o : n.outputs) chars += o.size(), ++outputs;
+    for (const auto& v : n.inputs) chars += v.size(), ++inputs;
+  }
+  names_.reserve(chars);
+  producer_.reserve(outputs);
+  consumers_.reserve(inputs);
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node& n = graph.nodes[i];
     for (const auto& o : n.outputs)
-      if (!o.empty()) producer_[o] = static_cast<int>(i);
-    for (size_t s = 0; s < n.inputs.size(); ++s)
-      if (!n.inputs[s].empty()) consumers_[n.inputs[s]].emplace_back(static_cast<int>(i), static_cast<int>(s));
+      if (!o.empty()) producer_[Keep(o)] = static_cast<int>(i);
+    for (size_t s = 0; s < n.inputs.size(); ++s) {
+      const std::string& v = n.inputs[s];
+      if (v.empty()) continue;
+      auto it = consumers_.find(std::string_view(v));
+      if (it == consumers_.end()) it = consumers_.emplace(Keep(v), std::vector<std::pair<int, int>>()).first;
+      it->second.emplace_back(static_cast<int>(i), static_cast<int>(s));
+    }
     implicit_.insert(n.implicit_inputs.begin(), n.implicit_inputs.end());
   }
   for (const auto& o : graph.outputs) graph_outputs_.insert(o.name);
@@ -48,7 +69,7 @@ GraphIndex::GraphIndex(const Graph& graph) {
 }
 
 bool GraphIndex::NameTaken(const Graph& graph, const std::string& name) const {
-  if (producer_.count(name) || consumers_.count(name) || graph_outputs_.count(name) || implicit_.count(name) ||
+  if (producer_.count(std::string_view(name)) || consumers_.count(std::string_view(name)) || graph_outputs_.count(name) || implicit_.count(name) ||
       nested_names_.count(name) || graph.initializers.count(name) || graph.value_types.count(name))
     return true;
   for (const auto& v : graph.inputs)
@@ -57,13 +78,13 @@ bool GraphIndex::NameTaken(const Graph& graph, const std::string& name) const {
 }
 
 int GraphIndex::Producer(const std::string& value) const {
-  auto it = producer_.find(value);
+  auto it = producer_.find(std::string_view(value));
   return it == producer_.end() ? -1 : it->second;
 }
 
 const std::vector<std::pair<int, int>>& GraphIndex::Consumers(const std::string& value) const {
   static const std::vector<std::pair<int, int>> kNone;
-  auto it = consumers_.find(value);
+  auto it = consumers_.find(std::string_view(value));
   return it == consumers_.end() ? kNone : it->second;
 }
 

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -53,6 +54,11 @@ inline bool Is8Bit(ElemType e) { return e == ElemType::kUint8 || e == ElemType::
 class GraphIndex {
  public:
   explicit GraphIndex(const Graph& graph);
+  // The maps' keys view names_: a move keeps its buffer, a copy would not.
+  GraphIndex(GraphIndex&&) = default;
+  GraphIndex& operator=(GraphIndex&&) = default;
+  GraphIndex(const GraphIndex&) = delete;
+  GraphIndex& operator=(const GraphIndex&) = delete;
   // Index of the node producing `value`, or -1 (graph input, initializer, outer scope).
   int Producer(const std::string& value) const;
   // (node index, input slot) of every explicit read of `value`.
@@ -72,8 +78,14 @@ class GraphIndex {
   bool IsUnused(const std::string& value) const;
 
  private:
-  std::unordered_map<std::string, int> producer_;
-  std::unordered_map<std::string, std::vector<std::pair<int, int>>> consumers_;
+  // A view of `name` copied into names_ (reserved for every name up front,
+  // so the views stay valid): the maps own no string each, and a rewrite
+  // that renames values in the graph leaves the index as it was built.
+  std::string_view Keep(const std::string& name);
+
+  std::vector<char> names_;
+  std::unordered_map<std::string_view, int> producer_;
+  std::unordered_map<std::string_view, std::vector<std::pair<int, int>>> consumers_;
   std::unordered_set<std::string> graph_outputs_, implicit_;
   // Names inside subgraphs of the nodes and in enclosing graphs (usually none).
   std::unordered_set<std::string> nested_names_;
