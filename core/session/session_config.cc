@@ -70,7 +70,7 @@ const std::vector<ConfigKey>& ConfigKeys() {
       {"session.disable_aot_function_inlining", S, V, "0",
        "function nodes without a kernel are inlined at load: they could not run otherwise"},
       {"session.expand_function_ops", S, H, "", "this engine's: '1' runs every function node as its ONNX body"},
-      {"session.debug_layout_transformation", S, V, "0", "no provider of this engine asks for an NHWC layout transformation"},
+      {"session.debug_layout_transformation", S, V, "0", "the layout level (nhwc_transformer: 8-bit conv chains channels-last) writes no debug models"},
       // Graph optimization.
       {"optimization.disable_specified_optimizers", S, H, "", "the named graph transformers do not run"},
       {"optimization.enable_gelu_approximation", S, V, "0", "GELU is never replaced by its tanh approximation"},
