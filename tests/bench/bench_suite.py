@@ -17,8 +17,12 @@ the ratio Onyx/ORT (below 1: Onyx is faster), session creation (a fresh
 process's first session, best of two processes per runtime run one at a
 time), peak RSS growth from creation and runs (VmHWM), the
 GFLOP/s Onyx achieves (multiply-adds counted from the graph's shapes) as a
-share of the machine's SGEMM rate measured at the top, and how far the two
-runtimes' first outputs differ. The header names the CPU and the code path.
+share of the machine's SGEMM rate measured at the top, how far the two
+runtimes' first outputs differ ("diff"), and how far Onyx's output at
+optimization level 'all' is from its output at level 'disabled' on the same
+feeds ("opt X", and onnxruntime's own "opt O" beside it: one more process
+per runtime after the timed ones, so those sessions count in neither timing
+nor RSS). The differences are max |a - b| over max(1, max |b|). The header names the CPU and the code path.
 
 Models come from tests/models/generate.py (seeded, into --model-dir);
 the int8 ones are made from them with onnxruntime.quantization (BERT:
@@ -209,7 +213,8 @@ def worker(args):
     so.intra_op_num_threads = spec["threads"]
     so.inter_op_num_threads = 1
     so.execution_mode = rt.ExecutionMode.ORT_SEQUENTIAL
-    so.graph_optimization_level = rt.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.graph_optimization_level = (rt.GraphOptimizationLevel.ORT_DISABLE_ALL if spec.get("disabled")
+                                   else rt.GraphOptimizationLevel.ORT_ENABLE_ALL)
     so.log_severity_level = 3
     t0 = time.perf_counter()
     sess = rt.InferenceSession(spec["path"], so, providers=["CPUExecutionProvider"])
@@ -242,9 +247,9 @@ def worker(args):
 
 
 class Worker:
-    def __init__(self, runtime, case, batch, path, info, threads, out, create_only=False):
+    def __init__(self, runtime, case, batch, path, info, threads, out, create_only=False, disabled=False):
         spec = {"runtime": runtime, "case": case, "batch": batch, "path": path, "info": info,
-                "threads": threads, "out": out, "create_only": create_only}
+                "threads": threads, "out": out, "create_only": create_only, "disabled": disabled}
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker-spec", json.dumps(spec)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
@@ -356,14 +361,19 @@ def run_case(case, batch, path, info, args, sgemm, tmp):
             if r:
                 times[runtime].extend(got)
     rss = {rt_: workers[rt_].close()["rss_mb"] for rt_ in workers}
+    # Each runtime at level 'disabled' on the same feeds: its first output only.
+    for runtime in ("ORT", "Onyx"):
+        w = Worker(runtime, case, batch, path, info, args.threads, os.path.join(tmp, runtime + "_disabled.npy"),
+                   disabled=True)
+        w.read()
+        w.send({"cmd": "first"})
+        w.read()
+        w.close()
     a, b = np.load(os.path.join(tmp, "ORT.npy")), np.load(os.path.join(tmp, "Onyx.npy"))
-    if a.shape != b.shape:
-        diff = float("inf")
-    else:
-        scale = max(1.0, float(np.abs(a.astype(np.float64)).max()))
-        diff = float(np.abs(a.astype(np.float64) - b.astype(np.float64)).max()) / scale
     res = {"case": case, "batch": batch, "runs_per_runtime": len(times["Onyx"]), "flops": flops,
-           "max_rel_diff": diff}
+           "max_rel_diff": rel_diff(b, a),
+           "opt_rel_diff": rel_diff(b, np.load(os.path.join(tmp, "Onyx_disabled.npy"))),
+           "ort_opt_rel_diff": rel_diff(a, np.load(os.path.join(tmp, "ORT_disabled.npy")))}
     for runtime in ("ORT", "Onyx"):
         t = np.array(times[runtime])
         res[runtime] = {"p50_ms": float(np.median(t)), "p90_ms": float(np.percentile(t, 90)),
@@ -376,6 +386,14 @@ def run_case(case, batch, path, info, args, sgemm, tmp):
     return res
 
 
+def rel_diff(a, ref):
+    """max |a - ref| / max(1, max |ref|); inf when the shapes differ."""
+    if a.shape != ref.shape:
+        return float("inf")
+    ref = ref.astype(np.float64)
+    return float(np.abs(a.astype(np.float64) - ref).max()) / max(1.0, float(np.abs(ref).max()))
+
+
 def ms(v):
     return "%9.4f" % v if v < 1 else "%9.2f" % v
 
@@ -383,10 +401,11 @@ def ms(v):
 def fmt_row(r):
     g = "%7.1f %4.0f%%" % (r["onyx_gflops"], 100 * r["onyx_share_of_sgemm"]) if r.get("onyx_share_of_sgemm") else \
         ("%7.1f    " % r["onyx_gflops"] if r.get("onyx_gflops") else "      -      ")
-    return ("%-14s %3d | %s %s | %s %s | %6.3f | %7.1f %7.1f | %7.1f %7.1f | %s | %8.1e"
+    return ("%-14s %3d | %s %s | %s %s | %6.3f | %7.1f %7.1f | %7.1f %7.1f | %s | %8.1e %8.1e %8.1e"
             % (r["case"], r["batch"], ms(r["ORT"]["p50_ms"]), ms(r["ORT"]["p90_ms"]), ms(r["Onyx"]["p50_ms"]),
                ms(r["Onyx"]["p90_ms"]), r["ratio"], r["ORT"]["create_ms"], r["Onyx"]["create_ms"],
-               r["ORT"]["rss_mb"], r["Onyx"]["rss_mb"], g, r["max_rel_diff"]))
+               r["ORT"]["rss_mb"], r["Onyx"]["rss_mb"], g, r["max_rel_diff"], r["opt_rel_diff"],
+               r["ort_opt_rel_diff"]))
 
 
 def main(argv=None):
@@ -421,9 +440,9 @@ def main(argv=None):
     print("rounds %d x ~%.1f s per runtime, interleaved, each runtime in its own process%s"
           % (args.rounds, args.round_seconds, "; --quick (small BERT/GPT-2)" if args.quick else ""))
     print()
-    head = ("%-14s %3s | %9s %9s | %9s %9s | %6s | %15s | %15s | %12s | %8s"
+    head = ("%-14s %3s | %9s %9s | %9s %9s | %6s | %15s | %15s | %12s | %8s %8s %8s"
             % ("case", "b", "ORT p50", "ORT p90", "Onyx p50", "Onyx p90", "ratio", "create ms O/X",
-               "RSS MB O/X", "GFLOP/s %SG", "diff"))
+               "RSS MB O/X", "GFLOP/s %SG", "diff", "opt X", "opt O"))
     print(head)
     print("-" * len(head))
     results = []
