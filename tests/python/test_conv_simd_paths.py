@@ -150,6 +150,18 @@ check("dw_s2_56", [1, 5, 56, 56], 5, 3, dict(group=5, pads=[1, 1, 1, 1], strides
 check("dw_s2_odd", [2, 3, 27, 29], 3, 3, dict(group=3, pads=[1, 1, 1, 1], strides=[2, 2]))
 check("dw_s2_onesided", [1, 4, 14, 14], 4, 3, dict(group=4, pads=[0, 0, 1, 1], strides=[2, 2]))
 check("dw_s2_narrow", [1, 2, 6, 3], 4, 3, dict(group=2, pads=[1, 1, 1, 1], strides=[2, 2]))
+# Stride 2 on rows of at most half a vector: two output rows per vector
+# (MobileNetV2's 14x14 -> 7x7; an odd number of rows, a last row alone;
+# exactly half a vector; one-sided pads; dilation with height stride 3; a
+# 5x5 kernel; a channel multiplier; bottom rows past the image; height
+# stride 1).
+check("dw_s2_pairs_7", [2, 12, 14, 14], 12, 3, dict(group=12, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
+check("dw_s2_pairs_half", [1, 3, 9, 16], 3, 3, dict(group=3, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Relu", {}))
+check("dw_s2_pairs_onesided", [1, 4, 13, 9], 4, 3, dict(group=4, pads=[0, 0, 1, 1], strides=[2, 2]))
+check("dw_s2_pairs_dil", [1, 3, 17, 11], 3, 3, dict(group=3, pads=[2, 1, 2, 2], strides=[3, 2], dilations=[2, 2]))
+check("dw_s2_pairs_k5", [1, 5, 12, 8], 5, 5, dict(group=5, pads=[2, 2, 2, 2], strides=[2, 2]), bias=False)
+check("dw_s2_pairs_mult2", [1, 3, 10, 7], 6, 3, dict(group=3, pads=[3, 1, 3, 1], strides=[2, 2]))
+check("dw_s12_pairs", [2, 3, 9, 12], 3, 3, dict(group=3, pads=[1, 1, 1, 1], strides=[1, 2]), tail=("Clip", {}))
 # Stride 2 on wide rows: a last vector that is full (64 outputs, its
 # shifted-in tap-2 element inside the row), pads of 2 and 0, height stride 1
 # and dilation 2.
@@ -242,6 +254,6 @@ def test_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 2 * 83 + 20, sorted(r)
+    assert len(r) == 2 * 90 + 20, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"
