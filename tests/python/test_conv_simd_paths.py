@@ -150,6 +150,13 @@ check("dw_s2_56", [1, 5, 56, 56], 5, 3, dict(group=5, pads=[1, 1, 1, 1], strides
 check("dw_s2_odd", [2, 3, 27, 29], 3, 3, dict(group=3, pads=[1, 1, 1, 1], strides=[2, 2]))
 check("dw_s2_onesided", [1, 4, 14, 14], 4, 3, dict(group=4, pads=[0, 0, 1, 1], strides=[2, 2]))
 check("dw_s2_narrow", [1, 2, 6, 3], 4, 3, dict(group=2, pads=[1, 1, 1, 1], strides=[2, 2]))
+# The phase split of rows under two vector pairs (plain vectors counted once
+# per conv, the rest masked): a tail of 9 lanes and an odd height (the last
+# odd phase row outside the image), a one-sided pad at 63 columns, and the
+# even phase alone (1x1 stride 2) at 58 columns.
+check("dw_s2_split_w50", [2, 5, 31, 50], 5, 3, dict(group=5, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
+check("dw_s2_split_w63", [1, 4, 21, 63], 4, 3, dict(group=4, pads=[0, 0, 1, 1], strides=[2, 2]), tail=("Relu", {}))
+check("1x1_s2_split_w58", [1, 6, 9, 58], 8, 1, dict(strides=[2, 2]))
 # Stride 2 on rows of at most half a vector: two output rows per vector
 # (MobileNetV2's 14x14 -> 7x7; an odd number of rows, a last row alone;
 # exactly half a vector; one-sided pads; dilation with height stride 3; a
@@ -254,6 +261,6 @@ def test_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 2 * 90 + 20, sorted(r)
+    assert len(r) == 2 * 93 + 20, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"
