@@ -14,21 +14,9 @@ import json
 
 import pytest
 
-from test_cpu_path import _paths, _probe
+from test_cpu_path import FLOAT_PROBE_HEAD, _paths, _probe
 
-PROBE = r"""
-import json
-import numpy as np
-from onnx import helper, numpy_helper, TensorProto
-from onnx.reference import ReferenceEvaluator
-import onyxruntime as rt
-
-rng = np.random.default_rng(0)
-F = TensorProto.FLOAT
-results = {}
-
-def rand(*shape):
-    return rng.standard_normal(shape).astype(np.float32)
+PROBE = FLOAT_PROBE_HEAD + r"""
 
 def out_dims(xshape, attrs):
     s = attrs.get("strides", [1] * (len(xshape) - 2))

@@ -33,6 +33,23 @@ else:
 """
 
 
+# The start of a float kernel probe run on every path (test_conv_*): imports,
+# a seeded `rng`, `rand(*shape)` of float32 normals, a `results` dict.
+FLOAT_PROBE_HEAD = r"""
+import json
+import numpy as np
+from onnx import helper, numpy_helper, TensorProto
+from onnx.reference import ReferenceEvaluator
+import onyxruntime as rt
+
+rng = np.random.default_rng(0)
+F = TensorProto.FLOAT
+results = {}
+
+def rand(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+"""
+
 def _probe(isa, script=PROBE, timeout=120):
     """Runs `script` in a fresh interpreter with ONYX_CPU_ISA=isa (None: unset); its stdout."""
     env = dict(os.environ, PYTHONPATH=ONYX_PYTHONPATH)
