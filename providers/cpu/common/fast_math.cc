@@ -70,19 +70,19 @@ struct Lanes;
 
 template <>
 struct Lanes<4> {
-  static inline __attribute__((always_inline)) F4 LoadTail(const float* p, int64_t r, float fill) {
+  static inline __attribute__((always_inline)) void LoadTail(const float* p, int64_t r, float fill, F4* out) {
     F4 v = detail::Splat<F4>(fill);
     for (int64_t k = 0; k < r; ++k) v[k] = p[k];
-    return v;
+    *out = v;
   }
-  static inline __attribute__((always_inline)) void StoreTail(float* p, F4 v, int64_t r) {
+  static inline __attribute__((always_inline)) void StoreTail(float* p, const F4& v, int64_t r) {
     for (int64_t k = 0; k < r; ++k) p[k] = v[k];
   }
-  static inline __attribute__((always_inline)) float Max(F4 v) {
+  static inline __attribute__((always_inline)) float Max(const F4& v) {
     const float a = v[0] > v[2] ? v[0] : v[2], b = v[1] > v[3] ? v[1] : v[3];
     return a > b ? a : b;
   }
-  static inline __attribute__((always_inline)) float Sum(F4 v) { return (v[0] + v[2]) + (v[1] + v[3]); }
+  static inline __attribute__((always_inline)) float Sum(const F4& v) { return (v[0] + v[2]) + (v[1] + v[3]); }
 };
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -94,19 +94,19 @@ struct Lanes<8> {
   static inline ONYX_AVX2 __m256i Mask(int64_t r) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(r)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   }
-  static inline ONYX_AVX2 F8 LoadTail(const float* p, int64_t r, float fill) {
+  static inline ONYX_AVX2 void LoadTail(const float* p, int64_t r, float fill, F8* out) {
     const __m256i m = Mask(r);
-    return (F8)_mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+    *out = (F8)_mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
   }
-  static inline ONYX_AVX2 void StoreTail(float* p, F8 v, int64_t r) {
+  static inline ONYX_AVX2 void StoreTail(float* p, const F8& v, int64_t r) {
     _mm256_maskstore_ps(p, Mask(r), (__m256)v);
   }
-  static inline ONYX_AVX2 float Max(F8 v) {
+  static inline ONYX_AVX2 float Max(const F8& v) {
     __m128 m = _mm_max_ps(_mm256_castps256_ps128((__m256)v), _mm256_extractf128_ps((__m256)v, 1));
     m = _mm_max_ps(m, _mm_movehl_ps(m, m));
     return _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
   }
-  static inline ONYX_AVX2 float Sum(F8 v) {
+  static inline ONYX_AVX2 float Sum(const F8& v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128((__m256)v), _mm256_extractf128_ps((__m256)v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
@@ -115,26 +115,40 @@ struct Lanes<8> {
 
 template <>
 struct Lanes<16> {
-  static inline ONYX_AVX512 F16 LoadTail(const float* p, int64_t r, float fill) {
-    return (F16)_mm512_mask_loadu_ps(_mm512_set1_ps(fill), static_cast<__mmask16>((1u << r) - 1), p);
+  static inline ONYX_AVX512 void LoadTail(const float* p, int64_t r, float fill, F16* out) {
+    *out = (F16)_mm512_mask_loadu_ps(_mm512_set1_ps(fill), static_cast<__mmask16>((1u << r) - 1), p);
   }
-  static inline ONYX_AVX512 void StoreTail(float* p, F16 v, int64_t r) {
+  static inline ONYX_AVX512 void StoreTail(float* p, const F16& v, int64_t r) {
     _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << r) - 1), (__m512)v);
   }
   // Halves by shuffles (GCC 12's _mm512_castps512_ps256 warns of an
   // undefined operand).
   static inline ONYX_AVX512 F8 Low(F16 v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7); }
   static inline ONYX_AVX512 F8 High(F16 v) { return __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15); }
-  static inline ONYX_AVX512 float Max(F16 v) {
-    const F8 lo = Low(v), hi = High(v);
-    return Lanes<8>::Max(hi > lo ? hi : lo);
+  static inline ONYX_AVX512 float Max(const F16& v) {
+    const F8 lo = Low(v), hi = High(v), m = hi > lo ? hi : lo;
+    return Lanes<8>::Max(m);
   }
-  static inline ONYX_AVX512 float Sum(F16 v) { return Lanes<8>::Sum(Low(v) + High(v)); }
+  static inline ONYX_AVX512 float Sum(const F16& v) {
+    const F8 s = Low(v) + High(v);
+    return Lanes<8>::Sum(s);
+  }
 };
 #endif
 
 template <typename F>
 using LanesOf = Lanes<static_cast<int>(sizeof(F) / sizeof(float))>;
+
+// LanesOf<F>::LoadTail as a value. Vectors cross the non-inlined Lanes
+// functions by pointer and reference only: clang refuses a 512-bit vector
+// passed by value into or out of a function whose own target lacks AVX-512
+// (these bodies have none until they are inlined into their ISA wrapper).
+template <typename F>
+inline __attribute__((always_inline)) F Tail(const float* p, int64_t r, float fill) {
+  F v;
+  LanesOf<F>::LoadTail(p, r, fill, &v);
+  return v;
+}
 
 // The loop bodies are always_inline so that each ISA wrapper below compiles
 // them with its own target flags (GCC inlines baseline code into a wider
@@ -152,7 +166,7 @@ inline __attribute__((always_inline)) void MapBody(const float* x, float* y, int
   if (i < n) {
     // The tail goes through the same vector code so every element gets the
     // same rounding whatever its position.
-    LanesOf<F>::StoreTail(y + i, Op<F, I>::Apply(LanesOf<F>::LoadTail(x + i, n - i, 0.f)), n - i);
+    LanesOf<F>::StoreTail(y + i, Op<F, I>::Apply(Tail<F>(x + i, n - i, 0.f)), n - i);
   }
 }
 
@@ -173,8 +187,8 @@ inline __attribute__((always_inline)) void MapBiasBody(const float* x, const flo
     std::memcpy(y + i, &v, sizeof(v));
   }
   if (i < n) {
-    F v = LanesOf<F>::LoadTail(x + i, n - i, 0.f);
-    if (b != nullptr) v += LanesOf<F>::LoadTail(b + i, n - i, 0.f);
+    F v = Tail<F>(x + i, n - i, 0.f);
+    if (b != nullptr) v += Tail<F>(b + i, n - i, 0.f);
     LanesOf<F>::StoreTail(y + i, Op<F, I>::Apply(v), n - i);
   }
 }
@@ -215,7 +229,7 @@ inline __attribute__((always_inline)) float SumBody(const float* x, int64_t n, f
   }
   if (i < n) {
     // Lanes past the end read as `mean`: their term is 0 either way.
-    a1 += term(LanesOf<F>::LoadTail(x + i, n - i, kPow == 1 ? 0.f : mean));
+    a1 += term(Tail<F>(x + i, n - i, kPow == 1 ? 0.f : mean));
   }
   return LanesOf<F>::Sum((a0 + a1) + (a2 + a3));
 }
@@ -239,8 +253,8 @@ inline __attribute__((always_inline)) void NormalizeBody(const float* x, float m
   }
   if (i < n) {
     const int64_t r = n - i;
-    F v = (LanesOf<F>::LoadTail(x + i, r, 0.f) - mean) * inv * LanesOf<F>::LoadTail(scale + i, r, 0.f);
-    if (bias != nullptr) v += LanesOf<F>::LoadTail(bias + i, r, 0.f);
+    F v = (Tail<F>(x + i, r, 0.f) - mean) * inv * Tail<F>(scale + i, r, 0.f);
+    if (bias != nullptr) v += Tail<F>(bias + i, r, 0.f);
     LanesOf<F>::StoreTail(y + i, v, r);
   }
 }
@@ -288,7 +302,7 @@ inline __attribute__((always_inline)) float ExpShiftSumBody(const float* x, floa
     i += W;
   }
   if (i < n) {
-    F v = ExpShifted<F, I>(LanesOf<F>::LoadTail(x + i, n - i, -std::numeric_limits<float>::infinity()), shift);
+    F v = ExpShifted<F, I>(Tail<F>(x + i, n - i, -std::numeric_limits<float>::infinity()), shift);
     if (kStore) LanesOf<F>::StoreTail(y + i, v, n - i);
     acc1 += v;
   }
@@ -319,7 +333,7 @@ inline __attribute__((always_inline)) float MaxBody(const float* x, int64_t n) {
     i += W;
   }
   if (i < n) {
-    const F v = LanesOf<F>::LoadTail(x + i, n - i, lowest);
+    const F v = Tail<F>(x + i, n - i, lowest);
     m1 = v > m1 ? v : m1;
   }
   return LanesOf<F>::Max(m0 > m1 ? m0 : m1);
@@ -336,7 +350,7 @@ inline __attribute__((always_inline)) void ScaleBody(const float* x, float k, fl
     v *= k;
     std::memcpy(y + i, &v, sizeof(F));
   }
-  if (i < n) LanesOf<F>::StoreTail(y + i, LanesOf<F>::LoadTail(x + i, n - i, 0.f) * k, n - i);
+  if (i < n) LanesOf<F>::StoreTail(y + i, Tail<F>(x + i, n - i, 0.f) * k, n - i);
 }
 
 // y = x - k (the tail masked).
@@ -350,7 +364,7 @@ inline __attribute__((always_inline)) void SubtractBody(const float* x, float k,
     v -= k;
     std::memcpy(y + i, &v, sizeof(F));
   }
-  if (i < n) LanesOf<F>::StoreTail(y + i, LanesOf<F>::LoadTail(x + i, n - i, 0.f) - k, n - i);
+  if (i < n) LanesOf<F>::StoreTail(y + i, Tail<F>(x + i, n - i, 0.f) - k, n - i);
 }
 
 template <typename F, typename I>
