@@ -152,6 +152,15 @@ def _fails(m, f, *words, at_load=False):
 
 def test_dft_bad_inputs():
     x = RNG.standard_normal((2, 8, 1)).astype(np.float32)
+    # Lengths whose work buffers (outside the tensor memory limit) would pass
+    # 2^23 complex doubles each are refused before anything is allocated;
+    # the largest power of two below the limit's neighbours still runs.
+    _fails(*_model("DFT", _dft_feeds(x, (1 << 23) + 1, 1), 20, TensorProto.FLOAT), "input 1 (dft_length)",
+           "8388609", "works in 33554432 points", "limit of 8388608")
+    _fails(*_model("DFT", _dft_feeds(x, 1 << 24, 1), 20, TensorProto.FLOAT), "input 1 (dft_length)", "16777216")
+    _fails(*_model("DFT", _dft_feeds(x, 3 << 21, 1), 20, TensorProto.FLOAT), "works in 16777216 points")
+    y = _ours(*_model("DFT", _dft_feeds(x[:1], 1 << 20, 1), 20, TensorProto.FLOAT, onesided=1))
+    _close(y, _as_pairs(np.fft.rfft(x[:1, :, 0].astype(np.float64), n=1 << 20, axis=1)), 1e-3)
     _fails(*_model("DFT", _dft_feeds(x, 0, 1), 20, TensorProto.FLOAT), "input 1 (dft_length)", "positive")
     _fails(*_model("DFT", _dft_feeds(x, None, 2), 20, TensorProto.FLOAT), "input 2 (axis)", "out of range")
     _fails(*_model("DFT", _dft_feeds(x, None, -4), 20, TensorProto.FLOAT), "input 2 (axis)", "-4")

@@ -69,6 +69,9 @@ class DftKernel final : public OpKernel {
     if (!given) n = irfft ? 2 * (n_in - 1) : n_in;
     ONYX_CHECK_ARG(n > 0, "DFT: ", given ? "input 1 (dft_length) " : "the transform length ", n,
                    " must be positive (input 0 (input) has shape ", ShapeToString(xd), ", axis ", axis, ")");
+    ONYX_CHECK_ARG(signal::FftWorkLength(n) <= signal::kMaxFftWorkLength, "DFT: ", given ? "input 1 (dft_length) " : "the transform length ", n,
+                   " works in ", signal::FftWorkLength(n),
+                   " points, above this engine's limit of ", signal::kMaxFftWorkLength);
     const bool complex_in = xd.back() == 2;
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= xd[d];
@@ -112,7 +115,9 @@ class DftKernel final : public OpKernel {
           }
         }
       };
-      signal::TransformLines(ctx.threads(), plan, outer * inner, !complex_in && !irfft, inverse_, load, store);
+      signal::TransformLines(ctx.threads(), plan, outer * inner, !complex_in && !irfft, inverse_, load, store,
+                             [&] { return ctx.terminate_requested(); });
+      if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, "DFT: run terminated on request");
       return Status::OK();
     });
   }
@@ -186,7 +191,9 @@ class StftKernel final : public OpKernel {
           dst[2 * k + 1] = static_cast<T>(spec[k].imag());
         }
       };
-      signal::TransformLines(ctx.threads(), plan, batch * frames, !complex_in, false, load, store);
+      signal::TransformLines(ctx.threads(), plan, batch * frames, !complex_in, false, load, store,
+                             [&] { return ctx.terminate_requested(); });
+      if (ctx.terminate_requested()) return MakeError(ErrorCode::kFail, "STFT: run terminated on request");
       return Status::OK();
     });
   }

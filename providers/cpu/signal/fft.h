@@ -17,6 +17,18 @@ namespace signal {
 
 using Complex = std::complex<double>;
 
+// The largest power-of-two length a plan works in: its twiddles and every
+// thread's line buffers are each that many complex doubles (128 MiB here),
+// held outside the session's tensor memory limit. A length n works in n when
+// n is a power of two, else in Bluestein's first power of two >= 2n - 1.
+constexpr int64_t kMaxFftWorkLength = int64_t{1} << 23;
+inline int64_t FftWorkLength(int64_t n) {
+  if (n <= 1 || (n & (n - 1)) == 0) return n;
+  int64_t m = 1;
+  while (m < 2 * n - 1) m <<= 1;
+  return m;
+}
+
 class FftPlan {
  public:
   explicit FftPlan(int64_t n) : n_(n) {
@@ -118,9 +130,11 @@ inline void SplitRealPair(const Complex* z, int64_t n, Complex* a_out, Complex* 
 // plan's length n: load(i, buf) fills buf[0, n) with line i, store(i, spec)
 // takes its n-value spectrum. With `real_input` (imaginary parts all zero),
 // forward lines go two per complex FFT. Lines run in parallel on `pool`.
-template <typename Load, typename Store>
+// `stop()` is asked before each line (a run's terminate flag): once it says
+// true the remaining lines are skipped, and the caller reports the stop.
+template <typename Load, typename Store, typename Stop>
 void TransformLines(ThreadPool* pool, const FftPlan& plan, int64_t lines, bool real_input, bool inverse, Load load,
-                    Store store) {
+                    Store store, Stop stop) {
   const int64_t n = plan.size();
   const bool pair = real_input && !inverse && n > 1;
   const int64_t units = pair ? (lines + 1) / 2 : lines;
@@ -129,6 +143,7 @@ void TransformLines(ThreadPool* pool, const FftPlan& plan, int64_t lines, bool r
     std::vector<Complex> z(static_cast<size_t>(n)), b(static_cast<size_t>(n)), sa(static_cast<size_t>(n)),
         sb(static_cast<size_t>(n)), scratch;
     for (int64_t u = begin; u < end; ++u) {
+      if (stop()) return;
       if (!pair) {
         load(u, z.data());
         plan.Transform(z.data(), inverse, &scratch);
