@@ -649,6 +649,15 @@ class ConvKernel final : public OpKernel {
     return out;
   }
 
+  // The matrix a 1x1 conv's GEMM reads in place: the image itself
+  // (`pointwise`) or its subsampling (Subsampled); null for every other conv,
+  // whose im2col `src` then reads the phase planes where they apply (UsePhases).
+  static const float* PlainOrPhases(bool pointwise, const float* image, sgemm::Im2Col2D* src, ThreadPool* pool) {
+    const float* plain = pointwise ? image : Subsampled(*src, pool);
+    if (plain == nullptr) UsePhases(src, pool);
+    return plain;
+  }
+
   // One (image, group) of the transposed product: Y^T [OS, Mg] into a
   // per-thread scratch, then transposed into Y with bias, Z and the
   // activation (Y^T is small: this runs for small images only).
@@ -669,8 +678,7 @@ class ConvKernel final : public OpKernel {
     sgemm::Im2Col2D src = Im2ColOf(image, Cg, g);
     src.transposed = true;
     // Pointwise: X_(n,grp) [Kc, OS] (or its subsampling) is itself the matrix; A = its transpose.
-    const float* plain = pointwise ? image : Subsampled(src, pool);
-    if (plain == nullptr) UsePhases(&src, pool);
+    const float* plain = PlainOrPhases(pointwise, image, &src, pool);
     const int64_t off = (n * M + grp * Mg) * OS;
     // Bias, Z and a clamp (Relu, Clip) finish Y inside the GEMM's tasks,
     // each moving its block of Y^T into Y (Epilogue::t_out): no pass, and no
@@ -720,8 +728,7 @@ class ConvKernel final : public OpKernel {
       float* yb = yv + (n * M + grp * Mg) * OS;
       sgemm::Im2Col2D src = Im2ColOf(image, Cg, g);
       // A 1x1 conv reads its input (or its subsampling) as B, in place under the packed weights.
-      const float* plain = pointwise ? image : Subsampled(src, pool);
-      if (plain == nullptr) UsePhases(&src, pool);
+      const float* plain = PlainOrPhases(pointwise, image, &src, pool);
       const sgemm::Epilogue ep =
           GemmEpilogue(bv ? bv + grp * Mg : nullptr, zv ? zv + (n * M + grp * Mg) * OS : nullptr, OS);
       const bool use_ep = Needed(ep);
