@@ -382,7 +382,8 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   // chains, our QLinearBatchNormalization): only where the CPU provider
   // comes first, as onnxruntime applies its NHWC layout to CPU nodes only.
   if (provider_names_.empty() || provider_names_[0] != kCpuProviderName)
-    for (const char* name : {"qdq_batch_norm_fusion", "nhwc_transformer"}) disabled.push_back(name);
+    for (const TransformerInfo& t : GraphTransformers())
+      if (t.level >= kOptimizeLayout) disabled.push_back(t.name);
   const size_t nodes_before = g.nodes.size();
   const auto optimize_start = Profiler::Clock::now();
   // Constant folding evaluates nodes with the CPU provider's kernels.
