@@ -189,14 +189,30 @@ check("1x1_s2_odd_endpad", [2, 12, 15, 17], 20, 1, dict(strides=[2, 2], pads=[0,
 check("1x1_s2_small_residual", [1, 64, 13, 13], 96, 1, dict(strides=[2, 2]), tail=("Relu", {}), residual=True)
 check("1x1_s2_group2", [1, 16, 10, 10], 8, 1, dict(strides=[2, 2], group=2))
 check("1x1_s21", [1, 8, 9, 10], 6, 1, dict(strides=[2, 1]))
-# Depthwise 3x3 stride 2 on rows of 1.5 vectors or more (AVX-512: 24
-# outputs; AVX2: 12) runs over each plane's phases: odd sizes, "same" pads
-# 0/1, pads 2 with dilation 2, multiplier 2, a one-row output, Clip.
+# Depthwise 3x3 stride 2 with a column pad of 1 and no dilation, wider than
+# half a vector, reads the input rows directly, two output rows at a time
+# (the middle input row shared): odd sizes, multiplier 2, a one-row output,
+# Clip (below and dw_s2_*); other pads and dilations on rows of 1.5 vectors
+# or more (AVX-512: 24 outputs; AVX2: 12) run over each plane's phases
+# ("same" pads 0/1, pads 2 with dilation 2).
 check("dw_phase_odd", [2, 5, 31, 50], 5, 3, dict(group=5, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
 check("dw_phase_tf_same", [1, 4, 17, 64], 4, 3, dict(group=4, pads=[0, 0, 1, 1], strides=[2, 2]))
 check("dw_phase_dil2", [1, 3, 15, 70], 3, 3, dict(group=3, pads=[2, 2, 2, 2], strides=[2, 2], dilations=[2, 2]))
 check("dw_phase_mult2", [1, 3, 12, 56], 6, 3, dict(group=3, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Relu", {}))
 check("dw_phase_one_row", [1, 2, 1, 80], 2, 3, dict(group=2, pads=[1, 1, 1, 1], strides=[2, 2]))
+# The direct stride-2 rows: a batch of 3 with an odd number of output rows
+# (the last alone) and an odd width (the last odd column outside the row);
+# height pads 0 and 2 (kernel rows above / below the image read a zero
+# row); a wide row of plain vectors and a masked tail (113 columns); end
+# pads past the image (taps masked to zero); MobileNetV2's 112 -> 56 at
+# batch 2 with Clip; a channel multiplier with Relu.
+check("dw_direct_batch_odd", [3, 7, 23, 45], 7, 3, dict(group=7, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Relu", {}))
+check("dw_direct_ph0", [2, 4, 16, 40], 4, 3, dict(group=4, pads=[0, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
+check("dw_direct_ph2", [1, 5, 19, 37], 5, 3, dict(group=5, pads=[2, 1, 0, 1], strides=[2, 2]), bias=False)
+check("dw_direct_w113", [1, 3, 10, 113], 3, 3, dict(group=3, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
+check("dw_direct_endpads", [2, 3, 12, 30], 3, 3, dict(group=3, pads=[1, 1, 3, 3], strides=[2, 2]))
+check("dw_direct_112", [2, 16, 112, 112], 16, 3, dict(group=16, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
+check("dw_direct_mult2", [2, 4, 21, 30], 8, 3, dict(group=4, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Relu", {}))
 
 # Float MaxPool / AveragePool planes (vectorised along rows at width strides
 # 1 and 2): pads, ceil_mode, count_include_pad, rows wider than a vector,
@@ -249,6 +265,6 @@ def test_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 2 * 93 + 20, sorted(r)
+    assert len(r) == 2 * 100 + 20, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"
