@@ -84,6 +84,7 @@ check("pads_asym", [1, 8, 17, 20], 12, 3, dict(pads=[0, 2, 1, 0]))
 check("pads_none", [2, 8, 17, 16], 12, 3, {})
 check("same_upper", [1, 8, 16, 15], 12, 3, dict(auto_pad="SAME_UPPER"))
 check("same_lower", [1, 8, 15, 16], 12, 3, dict(auto_pad="SAME_LOWER"))
+check("all_padding_rows", [1, 6, 4, 4], 7, 3, dict(pads=[3, 3, 3, 3]))
 check("dilated", [1, 6, 20, 21], 9, 3, dict(pads=[2, 2, 2, 2], dilations=[2, 2]))
 check("k5", [1, 6, 21, 18], 10, 5, dict(pads=[2, 2, 2, 2]))
 check("k1x3", [2, 6, 9, 12], 11, [1, 3], dict(pads=[0, 1, 0, 1]))
@@ -107,7 +108,7 @@ print("CPU_PATH", rt.get_build_info())
 print("RESULTS " + json.dumps(results))
 """
 
-N_CASES = 34
+N_CASES = 35
 
 
 @pytest.mark.parametrize("isa", _paths())

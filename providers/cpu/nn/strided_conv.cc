@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -18,6 +19,16 @@
 
 namespace onyx {
 namespace strided_conv {
+namespace {
+// The input a range of positions reads, brought into L2 ahead of the tiles
+// (strided_conv_kernel.inc's Block): per segment (one image's rows), `len`
+// floats from `base` in channel 0, a plane further per channel.
+struct AheadPlan {
+  const float* const* base = nullptr;
+  const int64_t* len = nullptr;
+  int64_t segs = 0;
+};
+}  // namespace
 
 #ifdef ONYX_SC_X86
 #if defined(__clang__)
@@ -70,8 +81,8 @@ static_assert(avx512::kP == kTile && avx2::kP == kTile, "one tile width");
 static_assert(kMaxTaps <= 64, "Pass's pointer table holds 64 taps");
 #endif
 
-using BlockFn = void (*)(const float* const*, const int64_t*, int64_t, int, int64_t, int64_t, int64_t, const float*,
-                         float*);
+using BlockFn = void (*)(const float* const*, const int64_t*, int64_t, const int32_t*, const int32_t*, int, int64_t,
+                         int64_t, int64_t, const float*, float*, const AheadPlan*);
 struct Kernel {
   BlockFn block_fn = nullptr;
   int64_t block = 0;  // output channels per tile (0: no kernel)
@@ -91,13 +102,17 @@ Kernel Active() {
   return {};
 }
 
-// Input channels per chunk: its packed weights (chunk x taps x block floats)
-// in 32 KiB, so they stay in L1 under every tile of a pass.
 // The input of one image or band of output rows that stays in L2 (1 MiB on
 // Zen 5, 2 MiB on recent Xeons) beside the weights of a chunk and Y^T.
 constexpr double kBandBytes = 512.0 * 1024;
+// Output positions of one unit at most (its Y^T: 256 KiB at 64 channels).
+constexpr int64_t kMaxRangePositions = 1024;
 
-int64_t ChunkOf(int64_t taps, int64_t block) { return std::max<int64_t>(1, 8192 / (taps * block)); }
+// Input channels per chunk: its packed weights (chunk x taps x block floats)
+// in 16 KiB, so they stay in L1 under every tile of a pass beside the input
+// lines the tiles read (1 image, 1 thread, Zen 5, 512 channels at 14x14:
+// 1140 us in 32 KiB chunks, 990 us in 16 KiB ones; 8 KiB no better).
+int64_t ChunkOf(int64_t taps, int64_t block) { return std::max<int64_t>(1, 4096 / (taps * block)); }
 
 }  // namespace
 
@@ -170,83 +185,128 @@ bool Run(const Geom& g, int64_t N, const float* x, const Packed& w, const float*
         }
   const float* zero = padded ? Zeros(g.C * plane) : nullptr;
   if (padded && zero == nullptr) return false;
-  // Units: (image, range of positions, group of blocks of output
-  // channels). Each unit takes one block over the whole image where the
-  // image fits in L2 (its input is read from there once per block), or else
-  // a band of output rows over every block (the band's input stays in L2
-  // under all the blocks, while each band reads all the weights). 1 image,
-  // 1 thread, Zen 5, ResNet-50's 3x3 stride-2 convs (128, 256, 512
-  // channels): 1005 / 1035 / 1260 us on the GEMM over phase planes, 922 /
-  // 934 / 1141 us here (onnxruntime's NCHWc kernel 876 / 921 / 947).
+  // Units: (range of output positions, group of blocks of output channels),
+  // positions counted across the batch (image n's position j is n * OS + j).
+  // Where an image's input fits in L2, each unit takes one block over a
+  // range of whole images (a chunk of weights, in L1, then serves the tiles
+  // of all of them: 8 images of 7x7 read the 9.4 MiB of a 512-channel
+  // conv's weights once, not 8 times), or over a piece of one image where
+  // images are too few for the threads; its input is read once per block.
+  // Else each unit takes a band of output rows over every block (the band's
+  // input stays in L2 under all the blocks, while each band reads all the
+  // weights). 1 image, 1 thread, Zen 5, ResNet-50's 3x3 stride-2 convs (128,
+  // 256, 512 channels): 1005 / 1035 / 1260 us on the GEMM over phase
+  // planes, 922 / 934 / 1141 us here (onnxruntime's NCHWc kernel 876 / 921
+  // / 947).
   const int64_t threads = pool != nullptr ? pool->NumThreads() : 1;
   const double in_bytes = 4.0 * g.C * plane;
-  int64_t bands = std::min(g.OH, static_cast<int64_t>(std::ceil(in_bytes / kBandBytes)));
+  const int64_t bands = std::min(g.OH, static_cast<int64_t>(std::ceil(in_bytes / kBandBytes)));
   const bool band_mode = bands > 1;
-  int64_t pieces = 1, groups = blocks, per_piece = 0;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  int64_t groups = blocks;
   if (band_mode) {
     // Bands of whole rows, a multiple of the threads where images are few.
-    if (N * bands < 4 * threads) bands = std::min(g.OH, (bands + threads - 1) / threads * threads);
-    pieces = bands, groups = 1;
+    const int64_t nb = N * bands < 4 * threads ? std::min(g.OH, (bands + threads - 1) / threads * threads) : bands;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < nb; ++i) ranges.emplace_back(n * OS + g.OH * i / nb * g.OW, n * OS + g.OH * (i + 1) / nb * g.OW);
+    groups = 1;
+  } else if (N * blocks % threads != 0 && N * blocks < 4 * threads) {
+    // Too few (image, block) units to share evenly: pieces of each image.
+    const int64_t tiles = (OS + kTile - 1) / kTile, pieces = std::min(tiles, threads);
+    const int64_t per = (tiles + pieces - 1) / pieces * kTile;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t j = 0; j < OS; j += per) ranges.emplace_back(n * OS + j, n * OS + std::min(OS, j + per));
   } else {
-    const int64_t base = N * blocks, tiles = (OS + kTile - 1) / kTile;
-    pieces = base % threads == 0 || base >= 4 * threads ? 1 : std::min(tiles, threads);
-    per_piece = (tiles + pieces - 1) / pieces * kTile;
+    // Whole images per unit: as many as keep two units per thread, and Y^T
+    // (positions x block floats) within kMaxRangePositions rows.
+    const int64_t cap = std::max<int64_t>(1, kMaxRangePositions / OS);
+    const int64_t want = std::max<int64_t>(1, (2 * threads + blocks - 1) / blocks);  // ranges wanted
+    const int64_t most = std::max<int64_t>(1, std::min(cap, N / want)), count = (N + most - 1) / most;
+    for (int64_t i = 0; i < count; ++i) ranges.emplace_back(N * i / count * OS, N * (i + 1) / count * OS);
   }
-  // Positions [j0, j1) of piece i.
-  auto range = [&](int64_t i, int64_t* j0, int64_t* j1) {
-    if (band_mode) {
-      *j0 = g.OH * i / pieces * g.OW, *j1 = g.OH * (i + 1) / pieces * g.OW;
-    } else {
-      *j0 = std::min(OS, i * per_piece), *j1 = std::min(OS, *j0 + per_piece);
-    }
-  };
   int64_t longest = 0;
-  for (int64_t i = 0; i < pieces; ++i) {
-    int64_t j0, j1;
-    range(i, &j0, &j1);
-    longest = std::max(longest, j1 - j0);
-  }
-  ThreadPool::For(pool, N * pieces * groups, 1, [&](int64_t begin, int64_t end) {
+  for (const auto& r : ranges) longest = std::max(longest, r.second - r.first);
+  const int64_t units = static_cast<int64_t>(ranges.size()) * groups;
+  ThreadPool::For(pool, units, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> yt_buf;
     thread_local std::vector<const float*> ptrs;
-    thread_local std::vector<int64_t> starts;
+    thread_local std::vector<int64_t> starts, seg_len;
+    thread_local std::vector<int32_t> tile_taps, ids;
+    thread_local std::vector<const float*> seg_base;
+    AheadPlan plan;
     if (static_cast<int64_t>(yt_buf.size()) < longest * block) yt_buf.resize(longest * block);
-    int64_t table_n = -1, table_j0 = -1;  // the image and range the pointer table is for
+    int64_t table = -1;  // the range the pointer table is for
+    bool fresh = false;  // no block has run over it yet
     for (int64_t u = begin; u < end; ++u) {
-      const int64_t n = u / (pieces * groups), piece = u / groups % pieces, grp = u % groups;
-      int64_t j0, j1;
-      range(piece, &j0, &j1);
-      if (j0 >= j1) continue;
-      const float* xn = x + n * g.C * plane;
-      const int64_t ntiles = (j1 - j0 + kTile - 1) / kTile;
-      if (table_n != n || table_j0 != j0) {
+      const int64_t r = u / groups, grp = u % groups;
+      const int64_t J0 = ranges[r].first, J1 = ranges[r].second;
+      const int64_t ntiles = (J1 - J0 + kTile - 1) / kTile;
+      if (table != r) {
         // Tiles of as even a size as kTile allows (49 = 5 x 5 + 4 x 6, not 8 x 6 + 1).
         starts.resize(ntiles + 1);
-        for (int64_t i = 0; i <= ntiles; ++i) starts[i] = j0 + (j1 - j0) * i / ntiles;
-        ptrs.resize((j1 - j0) * taps);
+        for (int64_t i = 0; i <= ntiles; ++i) starts[i] = J0 + (J1 - J0) * i / ntiles;
+        // Per tile the taps some position reads inside the image (a tile of
+        // the first output row skips the row of taps above it).
+        ptrs.resize((J1 - J0) * taps);
+        tile_taps.resize(ntiles);
+        ids.resize(ntiles * taps);
         const float** pt = ptrs.data();
-        for (int64_t i = 0; i < ntiles; ++i)
-          for (int64_t t = 0; t < taps; ++t)
-            for (int64_t j = starts[i]; j < starts[i + 1]; ++j) {
-              const int64_t o = offs[j * taps + t];
-              *pt++ = o >= 0 ? xn + o : zero;
+        int32_t* id = ids.data();
+        for (int64_t i = 0; i < ntiles; ++i) {
+          tile_taps[i] = 0;
+          for (int64_t t = 0; t < taps; ++t) {
+            bool live = false;
+            for (int64_t J = starts[i]; J < starts[i + 1]; ++J) live = live || offs[(J % OS) * taps + t] >= 0;
+            if (!live) continue;
+            ++tile_taps[i];
+            *id++ = static_cast<int32_t>(t);
+            for (int64_t J = starts[i]; J < starts[i + 1]; ++J) {
+              const int64_t n = J / OS, o = offs[(J % OS) * taps + t];
+              *pt++ = o >= 0 ? x + n * g.C * plane + o : zero;
             }
-        table_n = n, table_j0 = j0;
+          }
+        }
+        table = r;
+        fresh = true;
+        // Per image of the range: the input rows its output rows read.
+        seg_base.clear();
+        seg_len.clear();
+        for (int64_t J = J0; J < J1;) {
+          const int64_t n = J / OS, j = J % OS, len = std::min(J1 - J, OS - j);
+          const int64_t oh0 = j / g.OW, oh1 = (j + len - 1) / g.OW;
+          const int64_t ih0 = std::max<int64_t>(0, oh0 * g.sh - g.ph);
+          const int64_t ih1 = std::min(g.H, oh1 * g.sh - g.ph + (g.KH - 1) * g.dh + 1);
+          if (ih0 < ih1) {
+            seg_base.push_back(x + n * g.C * plane + ih0 * g.W);
+            seg_len.push_back((ih1 - ih0) * g.W);
+          }
+          J += len;
+        }
+        plan.base = seg_base.data(), plan.len = seg_len.data(), plan.segs = static_cast<int64_t>(seg_base.size());
       }
       for (int64_t mb = band_mode ? 0 : grp; mb < (band_mode ? blocks : grp + 1); ++mb) {
-        k.block_fn(ptrs.data(), starts.data(), ntiles, static_cast<int>(taps), plane, g.C, w.chunk,
-                   w.w.data() + mb * g.C * taps * block, yt_buf.data());
+        // The first block over a range brings its input into L2 (the later
+        // ones find it there, unless it is more than L2 holds).
+        const bool first = fresh || (!band_mode && longest * taps * 4 > static_cast<int64_t>(kBandBytes));
+        fresh = false;
+        k.block_fn(ptrs.data(), starts.data(), ntiles, tile_taps.data(), ids.data(), static_cast<int>(taps), plane, g.C,
+                   w.chunk, w.w.data() + mb * g.C * taps * block, yt_buf.data(), first ? &plan : nullptr);
+        // Y^T's rows into Y, image by image, with the epilogue.
         const int64_t m0 = mb * block, mc = std::min(block, g.M - m0);
-        const int64_t at = (n * g.M + m0) * OS + j0;
-        sgemm::Epilogue ep;
-        ep.bias = bias != nullptr ? bias + m0 : nullptr;
-        ep.z = z != nullptr ? z + at : nullptr;
-        ep.ldz = OS;
-        ep.clamp = clamp;
-        ep.lo = lo;
-        ep.hi = hi;
-        const bool any = ep.bias != nullptr || ep.z != nullptr || clamp;
-        sgemm::Transpose(j1 - j0, mc, yt_buf.data(), block, y + at, OS, any ? &ep : nullptr);
+        for (int64_t J = J0; J < J1;) {
+          const int64_t n = J / OS, j = J % OS, len = std::min(J1 - J, OS - j);
+          const int64_t at = (n * g.M + m0) * OS + j;
+          sgemm::Epilogue ep;
+          ep.bias = bias != nullptr ? bias + m0 : nullptr;
+          ep.z = z != nullptr ? z + at : nullptr;
+          ep.ldz = OS;
+          ep.clamp = clamp;
+          ep.lo = lo;
+          ep.hi = hi;
+          const bool any = ep.bias != nullptr || ep.z != nullptr || clamp;
+          sgemm::Transpose(len, mc, yt_buf.data() + (J - J0) * block, block, y + at, OS, any ? &ep : nullptr);
+          J += len;
+        }
       }
     }
   });

@@ -1,5 +1,6 @@
 // The direct float convolution of stride 2 (strided_conv.cc): ResNet's 3x3
-// stride-2 convs and its 1x1 stride-2 downsample convs, on AVX-512 / AVX2.
+// stride-2 convs, on AVX-512 / AVX2 (Conv takes it for kernels of 2 to
+// kMaxTaps taps; its 1x1 stride-2 convs keep the GEMM).
 //
 // Output channels go across the vector lanes (blocks of 64 on AVX-512, 16 on
 // AVX2) and a few output positions across the registers: every step of the
@@ -8,8 +9,10 @@
 // any stride, so there is no im2col, no phase split and no waste on a row of
 // the image whose width is not a multiple of the vector (ORT's NCHWc kernel
 // has the same shape; here the image stays NCHW). Taps that fall in the
-// padding read a zero buffer. The input channels go in chunks whose packed
-// weights stay in L1; the sums of a range of positions collect in Y^T (a
+// padding read a zero buffer; a tile skips a tap that lies in the padding
+// for all its positions. The input channels go in chunks whose packed
+// weights stay in L1, the next chunk's weights and input lines brought into
+// L2 while the tiles run; the sums of a range of positions collect in Y^T (a
 // per-thread scratch in L2) and go into Y through sgemm::Transpose with the
 // bias, Z and clamp.
 #pragma once
