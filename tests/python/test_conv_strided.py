@@ -8,38 +8,14 @@ activations fused by the optimizer, against onnx.reference.ReferenceEvaluator
 on the unfused graph; and bad inputs, which name the value at fault and leave
 the session usable."""
 
-import json
-
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onyxruntime as rt
-from test_cpu_path import FLOAT_PROBE_HEAD, _paths, _probe
+from test_cpu_path import CONV_PROBE_HEAD, _paths, _probe_results
 
-PROBE = FLOAT_PROBE_HEAD + r"""
-
-def conv_model(xshape, W, bias, attrs, tail=None, residual=False):
-    inits = [numpy_helper.from_array(W, "W")] + ([numpy_helper.from_array(bias, "B")] if bias is not None else [])
-    nodes = [helper.make_node("Conv", ["x", "W"] + (["B"] if bias is not None else []), ["c"], **attrs)]
-    inputs = [helper.make_tensor_value_info("x", F, xshape)]
-    cur = "c"
-    if residual:
-        inputs.append(helper.make_tensor_value_info("z", F, None))
-        nodes.append(helper.make_node("Add", [cur, "z"], ["s"]))
-        cur = "s"
-    if tail is not None:
-        op, kw = tail
-        extra = []
-        if op == "Clip":
-            inits += [numpy_helper.from_array(np.array(-0.5, np.float32), "lo"),
-                      numpy_helper.from_array(np.array(1.5, np.float32), "hi")]
-            extra = ["lo", "hi"]
-        nodes.append(helper.make_node(op, [cur] + extra, ["y"], **kw))
-        cur = "y"
-    g = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info(cur, F, None)], inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-
+PROBE = CONV_PROBE_HEAD + r"""
 def check(name, xshape, M, k, attrs, bias=True, tail=None, residual=False, threads=(1, 2)):
     C = xshape[1]
     kk = [k, k] if isinstance(k, int) else k
@@ -113,10 +89,7 @@ N_CASES = 35
 
 @pytest.mark.parametrize("isa", _paths())
 def test_strided_conv_agrees_with_reference_on_each_path(isa):
-    lines = _probe(isa, PROBE, timeout=600).splitlines()
-    info = [l for l in lines if l.startswith("CPU_PATH")][0]
-    assert f"cpu path={isa}" in info, info
-    r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
+    r = _probe_results(isa, PROBE)
     per_case = {name.split("/")[0] for name in r}
     assert len(per_case) == N_CASES, sorted(per_case)
     for name, err in r.items():

@@ -30,47 +30,9 @@ struct AheadPlan {
 };
 }  // namespace
 
-#ifdef ONYX_SC_X86
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")
-#endif
-namespace avx512 {
-namespace {
-#define ONYX_VEC_AVX512
-#include "providers/cpu/common/simd_traits.inc"
-#undef ONYX_VEC_AVX512
-#include "providers/cpu/nn/strided_conv_kernel.inc"
-}  // namespace
-}  // namespace avx512
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
-namespace avx2 {
-namespace {
-#define ONYX_VEC_AVX2
-#include "providers/cpu/common/simd_traits.inc"
-#undef ONYX_VEC_AVX2
-#include "providers/cpu/nn/strided_conv_kernel.inc"
-}  // namespace
-}  // namespace avx2
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-#endif
+#define ONYX_ISA_KERNEL "providers/cpu/nn/strided_conv_kernel.inc"
+#include "providers/cpu/common/isa_regions.inc"
+#undef ONYX_ISA_KERNEL
 
 namespace {
 
@@ -78,7 +40,6 @@ namespace {
 constexpr int64_t kTile = 6;
 #ifdef ONYX_SC_X86
 static_assert(avx512::kP == kTile && avx2::kP == kTile, "one tile width");
-static_assert(kMaxTaps <= 64, "Pass's pointer table holds 64 taps");
 #endif
 
 using BlockFn = void (*)(const float* const*, const int64_t*, int64_t, const int32_t*, const int32_t*, int, int64_t,
