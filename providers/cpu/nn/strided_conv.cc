@@ -69,11 +69,15 @@ constexpr double kBandBytes = 512.0 * 1024;
 // Output positions of one unit at most (its Y^T: 256 KiB at 64 channels).
 constexpr int64_t kMaxRangePositions = 1024;
 
-// Input channels per chunk: its packed weights (chunk x taps x block floats)
-// in 16 KiB, so they stay in L1 under every tile of a pass beside the input
-// lines the tiles read (1 image, 1 thread, Zen 5, 512 channels at 14x14:
-// 1140 us in 32 KiB chunks, 990 us in 16 KiB ones; 8 KiB no better).
-int64_t ChunkOf(int64_t taps, int64_t block) { return std::max<int64_t>(1, 4096 / (taps * block)); }
+// Chunks of the C input channels: each one's packed weights (channels x
+// taps x block floats) in 16 KiB, so they stay in L1 under every tile of a
+// pass beside the input lines the tiles read (1 image, 1 thread, Zen 5, 512
+// channels at 14x14: 1140 us in 32 KiB chunks, 990 us in 16 KiB ones; 8 KiB
+// no better); as even as can be (128 channels: 6 and 7, not 18 x 7 + 2).
+int64_t ChunksOf(int64_t C, int64_t taps, int64_t block) {
+  const int64_t most = std::max<int64_t>(1, 4096 / (taps * block));
+  return (C + most - 1) / most;
+}
 
 }  // namespace
 
@@ -87,13 +91,13 @@ Packed Pack(const float* w, int64_t M, int64_t C, int64_t taps) {
   const Kernel k = Active();
   if (k.block_fn == nullptr || M < 1 || C < 1 || taps < 1 || taps > kMaxTaps) return p;
   p.isa = sgemm::ActiveIsa();
-  p.M = M, p.C = C, p.taps = taps, p.block = k.block, p.chunk = ChunkOf(taps, k.block);
+  p.M = M, p.C = C, p.taps = taps, p.block = k.block, p.chunks = ChunksOf(C, taps, k.block);
   const int64_t blocks = (M + k.block - 1) / k.block;
   p.w.assign(blocks * C * taps * k.block, 0.f);
   // [block][chunk][tap][channel of the chunk][output channel of the block].
   for (int64_t mb = 0; mb < blocks; ++mb)
-    for (int64_t c0 = 0; c0 < C; c0 += p.chunk) {
-      const int64_t cb = std::min(p.chunk, C - c0);
+    for (int64_t ci = 0; ci < p.chunks; ++ci) {
+      const int64_t c0 = C * ci / p.chunks, cb = C * (ci + 1) / p.chunks - c0;
       float* dst = p.w.data() + (mb * C + c0) * taps * k.block;
       for (int64_t t = 0; t < taps; ++t)
         for (int64_t c = 0; c < cb; ++c)
@@ -251,7 +255,7 @@ bool Run(const Geom& g, int64_t N, const float* x, const Packed& w, const float*
         const bool first = fresh || (!band_mode && longest * taps * 4 > static_cast<int64_t>(kBandBytes));
         fresh = false;
         k.block_fn(ptrs.data(), starts.data(), ntiles, tile_taps.data(), ids.data(), static_cast<int>(taps), plane, g.C,
-                   w.chunk, w.w.data() + mb * g.C * taps * block, yt_buf.data(), first ? &plan : nullptr);
+                   w.chunks, w.w.data() + mb * g.C * taps * block, yt_buf.data(), first ? &plan : nullptr);
         // Y^T's rows into Y, image by image, with the epilogue.
         const int64_t m0 = mb * block, mc = std::min(block, g.M - m0);
         for (int64_t J = J0; J < J1;) {

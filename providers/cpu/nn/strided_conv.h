@@ -43,7 +43,7 @@ bool Applies(const Geom& g);
 struct Packed {
   std::vector<float> w;
   sgemm::Isa isa = sgemm::Isa::kBaseline;
-  int64_t M = 0, C = 0, taps = 0, block = 0, chunk = 0;
+  int64_t M = 0, C = 0, taps = 0, block = 0, chunks = 0;
   bool empty() const { return w.empty(); }
 };
 Packed Pack(const float* w, int64_t M, int64_t C, int64_t taps);
