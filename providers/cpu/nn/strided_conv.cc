@@ -192,6 +192,9 @@ bool Run(const Geom& g, int64_t N, const float* x, const Packed& w, const float*
   int64_t longest = 0;
   for (const auto& r : ranges) longest = std::max(longest, r.second - r.first);
   const int64_t units = static_cast<int64_t>(ranges.size()) * groups;
+  // Whether a range's input is more than L2 keeps between its blocks (whole
+  // images of block mode): then every block brings it in again.
+  const bool reread = !band_mode && static_cast<double>((longest + OS - 1) / OS) * in_bytes > kBandBytes;
   ThreadPool::For(pool, units, 1, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> yt_buf;
     thread_local std::vector<const float*> ptrs;
@@ -252,7 +255,7 @@ bool Run(const Geom& g, int64_t N, const float* x, const Packed& w, const float*
       for (int64_t mb = band_mode ? 0 : grp; mb < (band_mode ? blocks : grp + 1); ++mb) {
         // The first block over a range brings its input into L2 (the later
         // ones find it there, unless it is more than L2 holds).
-        const bool first = fresh || (!band_mode && longest * taps * 4 > static_cast<int64_t>(kBandBytes));
+        const bool first = fresh || reread;
         fresh = false;
         k.block_fn(ptrs.data(), starts.data(), ntiles, tile_taps.data(), ids.data(), static_cast<int>(taps), plane, g.C,
                    w.chunks, w.w.data() + mb * g.C * taps * block, yt_buf.data(), first ? &plan : nullptr);
