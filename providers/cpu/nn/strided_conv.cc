@@ -159,10 +159,11 @@ bool Run(const Geom& g, int64_t N, const float* x, const Packed& w, const float*
   // images are too few for the threads; its input is read once per block.
   // Else each unit takes a band of output rows over every block (the band's
   // input stays in L2 under all the blocks, while each band reads all the
-  // weights). 1 image, 1 thread, Zen 5, ResNet-50's 3x3 stride-2 convs (128,
-  // 256, 512 channels): 1005 / 1035 / 1260 us on the GEMM over phase
-  // planes, 922 / 934 / 1141 us here (onnxruntime's NCHWc kernel 876 / 921
-  // / 947).
+  // weights). ResNet-50's 3x3 stride-2 convs (128, 256, 512 channels),
+  // 1 thread, Zen 5 (shared, busy), best of 75 runs: 1 image 971 / 1031 /
+  // 1059 us on the GEMM over phase planes, 985 / 959 / 957 us here; 8 images
+  // 8.37 / 8.46 / 8.49 ms, 8.36 / 7.99 / 8.09 ms (onnxruntime's NCHWc
+  // kernel, 1 image: 876 / 921 / 947 us).
   const int64_t threads = pool != nullptr ? pool->NumThreads() : 1;
   const double in_bytes = 4.0 * g.C * plane;
   const int64_t bands = std::min(g.OH, static_cast<int64_t>(std::ceil(in_bytes / kBandBytes)));
