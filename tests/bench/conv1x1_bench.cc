@@ -1,11 +1,14 @@
 // Conv's 1x1 stride-1 product as RunFusedGemm runs it at batch N on T
 // threads: the images split over the threads, each image one GEMM of its
-// input X_n [K, HW] read in place under the pre-packed weights [M, K], with
-// bias, the residual Z (conv3) and Relu in the epilogue. Every timing starts
+// input X_n [K, HW] read in place under the pre-packed weights [M, K]
+// ("plain"), or as TransposedUnit does it ("transp.": Y^T = X^T W^T under W^T
+// pre-packed, moved back into Y by the GEMM), with bias, the residual Z
+// (conv3) and Relu in the epilogue; GFLOP/s of each. Every timing starts
 // with the caches rinsed (a 64 MiB pass) and the input written again, as in
 // a network whose weights come from memory and whose input the layer before
-// just wrote. Reports the best of several runs in
-// GFLOP/s, and the largest difference from a plain reference (first run).
+// just wrote. Reports the best of several runs (on one thread, of the
+// thread's CPU time: slices given to other processes do not count), and the
+// largest difference of either from a plain sum.
 // Build (from the repository root, after scripts/build.sh):
 //   g++ -O3 -std=gnu++17 -I. tests/bench/conv1x1_bench.cc providers/cpu/math/sgemm.cc \
 //       providers/cpu/common/fast_math.cc core/framework/thread_pool.cc -o build/conv1x1_bench -lpthread
@@ -64,6 +67,11 @@ int main(int argc, char** argv) {
       {"mb 7 proj 64x384 @196", 64, 384, 196, false},
       {"mb 4 exp 192x32 @784", 192, 32, 784, false},
       {"mb 2 proj 24x144 @3136", 24, 144, 3136, false},
+      {"r50 l4 conv1 512x2048 @49", 512, 2048, 49, false},
+      {"r50 l4 conv3 2048x512 @49 z", 2048, 512, 49, true},
+      {"mb 17 proj 320x960 @49", 320, 960, 49, false},
+      {"mb 18 1280x320 @49", 1280, 320, 49, false},
+      {"mb 16 exp 960x160 @49", 960, 160, 49, false},
   };
   // SHAPE=M,K,HW times that product alone.
   if (const char* e = getenv("SHAPE")) {
@@ -78,7 +86,7 @@ int main(int argc, char** argv) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   const char* only = getenv("ONLY");
-  std::printf("%-30s %9s %9s %10s\n", "shape", "GFLOP/s", "us", "maxdiff");
+  std::printf("%-30s %9s %9s %8s %10s\n", "shape", "plain", "transp.", "plain us", "maxdiff");
   for (const Shape& s : all) {
     if (only && !strstr(s.name, only)) continue;
     std::vector<float> w(s.M * s.K), x(N * s.K * s.HW), bias(s.M), z(s.z ? N * s.M * s.HW : 0), y(N * s.M * s.HW);
@@ -87,6 +95,13 @@ int main(int argc, char** argv) {
     for (auto& v : bias) v = dist(rng);
     for (auto& v : z) v = dist(rng);
     const sgemm::Packed packed = sgemm::PackA(false, s.M, s.K, w.data(), s.K);
+    // W^T pre-packed for the transposed product Y^T = X^T W^T (Conv's
+    // TransposedUnit: Y^T into a scratch, moved back into Y by the GEMM's
+    // tasks with the epilogue).
+    const sgemm::Packed packed_t = sgemm::PackB(true, s.K, s.M, w.data(), s.K);
+    const int64_t ldt = s.M + 16;
+    std::vector<std::vector<float>> yt(threads, std::vector<float>(s.HW * ldt));
+    bool transposed = false;
     auto run = [&] {
       ThreadPool::For(&pool, N, 1, [&](int64_t begin, int64_t end) {
         for (int64_t n = begin; n < end; ++n) {
@@ -97,8 +112,15 @@ int main(int argc, char** argv) {
           ep.clamp = true;
           ep.lo = 0.f;
           ep.hi = INFINITY;
-          sgemm::Gemm(false, false, s.M, s.HW, s.K, 1.f, w.data(), s.K, x.data() + n * s.K * s.HW, s.HW, 0.f,
-                      y.data() + n * s.M * s.HW, s.HW, nullptr, &packed, nullptr, nullptr, &ep);
+          if (transposed) {
+            ep.t_out = y.data() + n * s.M * s.HW;
+            ep.ldt = s.HW;
+            sgemm::Gemm(true, false, s.HW, s.M, s.K, 1.f, x.data() + n * s.K * s.HW, s.HW, nullptr, s.M, 0.f,
+                        yt[n * threads / N].data(), ldt, nullptr, nullptr, &packed_t, nullptr, &ep);
+          } else {
+            sgemm::Gemm(false, false, s.M, s.HW, s.K, 1.f, w.data(), s.K, x.data() + n * s.K * s.HW, s.HW, 0.f,
+                        y.data() + n * s.M * s.HW, s.HW, nullptr, &packed, nullptr, nullptr, &ep);
+          }
         }
       });
     };
@@ -117,22 +139,30 @@ int main(int argc, char** argv) {
       }
       return err;
     };
-    std::fill(y.begin(), y.end(), NAN);
-    run();
-    double err = max_err();
-    double best = 1e30;
-    for (int r = 0; r < runs; ++r) {
-      if (!getenv("HOT")) {
-        for (size_t i = 0; i < rinse.size(); i += 16) rinse[i] += 1.f;
-        // The input as the layer before left it: just written (in L3).
-        for (size_t i = 0; i < x.size(); i += 16) x[i] += 0.f;
-      }
-      const double t0 = threads == 1 ? ThreadNow() : Now();
+    double err = 0;
+    for (int t = 0; t < 2; ++t) {
+      transposed = t == 1;
+      std::fill(y.begin(), y.end(), NAN);
       run();
-      best = std::min(best, (threads == 1 ? ThreadNow() : Now()) - t0);
+      err = std::max(err, max_err());
+    }
+    // Plain and transposed alternately, so that a noisy neighbour slows both alike.
+    double best[2] = {1e30, 1e30};
+    for (int r = 0; r < runs; ++r) {
+      for (int t = 0; t < 2; ++t) {
+        transposed = t == 1;
+        if (!getenv("HOT")) {
+          for (size_t i = 0; i < rinse.size(); i += 16) rinse[i] += 1.f;
+          // The input as the layer before left it: just written (in L3).
+          for (size_t i = 0; i < x.size(); i += 16) x[i] += 0.f;
+        }
+        const double t0 = threads == 1 ? ThreadNow() : Now();
+        run();
+        best[t] = std::min(best[t], (threads == 1 ? ThreadNow() : Now()) - t0);
+      }
     }
     const double gf = 2.0 * N * s.M * s.K * s.HW * 1e-9;
-    std::printf("%-30s %9.1f %9.0f %10.2e\n", s.name, gf / best, best * 1e6, err);
+    std::printf("%-30s %9.1f %9.1f %8.0f %10.2e\n", s.name, gf / best[0], gf / best[1], best[0] * 1e6, err);
   }
   return 0;
 }
