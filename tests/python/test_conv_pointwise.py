@@ -3,7 +3,8 @@ CPU has it, avx2, baseline; each in a fresh interpreter): the SGEMM reads the
 input itself as its right operand under the pre-packed weights
 (sgemm_inplace.inc), by row tiles across column blocks for shallow products
 (K <= 128) and by groups of MC rows for deeper ones, over several K blocks,
-the last few columns turned over (EdgeColumns),
+the last few columns turned over (EdgeColumns, after a half-panel tile
+where they pass one),
 several column blocks, rows past MC, partial row tiles and column panels,
 on 1 to 3 threads (the GEMM split by rows or columns), strided 1x1 convs
 (the input subsampled, then read the same way), with the bias,
@@ -80,6 +81,17 @@ check("deep_one_block", [1, 256, 14, 14], 64, "Relu")
 check("edge_one_k_block", [1, 200, 14, 14], 250, "Relu", True)
 check("edge_k_blocks", [2, 520, 14, 14], 40, "Clip")
 check("edge_one_column", [1, 72, 3, 11], 30, None, True)
+# Last columns past a whole half panel, at most half a vector more: a
+# half-panel tile, then EdgeColumns (AVX-512: 7x7 = 32 + 16 + 1, 20 = 16 + 4,
+# 21 under groups of MC rows; AVX2: 11 = 8 + 3, 27 = 16 + 8 + 3), shallow and
+# deep, one K block and several; a 7x7 conv of depth 160 stays plain (the
+# transposed product's move back costs more), one of depth 320 transposed.
+check("half_edge_7x7_residual", [3, 64, 7, 7], 40, "Relu", True)
+check("half_edge_k_blocks", [2, 300, 5, 4], 30, "Clip")
+check("half_edge_groups", [1, 200, 3, 7], 250, None, True)
+check("half_edge_1d", [2, 150, 27], 26, "Relu", True)
+check("shallow_7x7_plain", [2, 160, 7, 7], 960, "Clip")
+check("deep_7x7_transposed", [2, 320, 7, 7], 640, "Relu", True)
 # Few rows (one row tile or less): B read in place by the plain loop.
 check("few_rows", [1, 50, 20, 20], 5, "Relu", True)
 # Strided 1x1 (no padding read): the input subsampled, then read as B; odd
@@ -104,6 +116,6 @@ def test_pointwise_conv_agrees_with_reference_on_each_path(isa):
     info = [l for l in lines if l.startswith("CPU_PATH")][0]
     assert f"cpu path={isa}" in info, info
     r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
-    assert len(r) == 3 * 20, sorted(r)
+    assert len(r) == 3 * 26, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"

@@ -5,34 +5,12 @@ any stride, dilation, padding, groups), the depthwise kernels, and the
 bias / residual Z / activation the conv applies itself after the optimizer
 fused them, against onnx.reference.ReferenceEvaluator on the unfused graph."""
 
-import json
 
 import pytest
 
-from test_cpu_path import FLOAT_PROBE_HEAD, _paths, _probe
+from test_cpu_path import CONV_PROBE_HEAD, _paths, _probe_results
 
-PROBE = FLOAT_PROBE_HEAD + r"""
-
-def conv_model(xshape, W, bias, attrs, tail=None, residual=False):
-    inits = [numpy_helper.from_array(W, "W")] + ([numpy_helper.from_array(bias, "B")] if bias is not None else [])
-    nodes = [helper.make_node("Conv", ["x", "W"] + (["B"] if bias is not None else []), ["c"], **attrs)]
-    inputs = [helper.make_tensor_value_info("x", F, xshape)]
-    cur = "c"
-    if residual:
-        inputs.append(helper.make_tensor_value_info("z", F, None))
-        nodes.append(helper.make_node("Add", [cur, "z"], ["s"]))
-        cur = "s"
-    if tail is not None:
-        op, kw = tail
-        extra = []
-        if op == "Clip":
-            inits += [numpy_helper.from_array(np.array(0, np.float32), "lo"), numpy_helper.from_array(np.array(6, np.float32), "hi")]
-            extra = ["lo", "hi"]
-        nodes.append(helper.make_node(op, [cur] + extra, ["y"], **kw))
-        cur = "y"
-    g = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info(cur, F, None)], inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-
+PROBE = CONV_PROBE_HEAD + r"""
 def check(name, xshape, M, k, attrs, bias=True, tail=None, residual=False):
     nd = len(xshape) - 2
     C, group = xshape[1], attrs.get("group", 1)
@@ -279,10 +257,7 @@ print("RESULTS " + json.dumps(results))
 
 @pytest.mark.parametrize("isa", _paths())
 def test_conv_agrees_with_reference_on_each_path(isa):
-    lines = _probe(isa, PROBE, timeout=600).splitlines()
-    info = [l for l in lines if l.startswith("CPU_PATH")][0]
-    assert f"cpu path={isa}" in info, info
-    r = json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
+    r = _probe_results(isa, PROBE)
     assert len(r) == 2 * 108 + 20, sorted(r)
     for name, err in r.items():
         assert err < 1e-4, f"{name} on {isa}: max relative error {err}"

@@ -2,6 +2,7 @@
 environment, so CI runs the AVX2 path on an AVX-512 machine. Each case runs
 in a fresh interpreter (the path is read once, when the library loads)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -50,6 +51,31 @@ def rand(*shape):
     return rng.standard_normal(shape).astype(np.float32)
 """
 
+# FLOAT_PROBE_HEAD and `conv_model(xshape, W, bias, attrs, tail, residual)`:
+# one Conv (constant W, B) then optionally + input z and a tail op (op,
+# attrs; Clip to [0, 6]) (test_conv_simd_paths, test_conv_strided).
+CONV_PROBE_HEAD = FLOAT_PROBE_HEAD + r"""
+def conv_model(xshape, W, bias, attrs, tail=None, residual=False):
+    inits = [numpy_helper.from_array(W, "W")] + ([numpy_helper.from_array(bias, "B")] if bias is not None else [])
+    nodes = [helper.make_node("Conv", ["x", "W"] + (["B"] if bias is not None else []), ["c"], **attrs)]
+    inputs = [helper.make_tensor_value_info("x", F, xshape)]
+    cur = "c"
+    if residual:
+        inputs.append(helper.make_tensor_value_info("z", F, None))
+        nodes.append(helper.make_node("Add", [cur, "z"], ["s"]))
+        cur = "s"
+    if tail is not None:
+        op, kw = tail
+        extra = []
+        if op == "Clip":
+            inits += [numpy_helper.from_array(np.array(0, np.float32), "lo"), numpy_helper.from_array(np.array(6, np.float32), "hi")]
+            extra = ["lo", "hi"]
+        nodes.append(helper.make_node(op, [cur] + extra, ["y"], **kw))
+        cur = "y"
+    g = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info(cur, F, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+"""
+
 def _probe(isa, script=PROBE, timeout=120):
     """Runs `script` in a fresh interpreter with ONYX_CPU_ISA=isa (None: unset); its stdout."""
     env = dict(os.environ, PYTHONPATH=ONYX_PYTHONPATH)
@@ -59,6 +85,15 @@ def _probe(isa, script=PROBE, timeout=120):
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=timeout)
     assert out.returncode == 0, out.stderr
     return out.stdout
+
+
+def _probe_results(isa, script, timeout=600):
+    """Runs a probe that prints CPU_PATH and RESULTS <json> on path `isa`: checks that it ran
+    there and returns the results."""
+    lines = _probe(isa, script, timeout=timeout).splitlines()
+    info = [l for l in lines if l.startswith("CPU_PATH")][0]
+    assert f"cpu path={isa}" in info, info
+    return json.loads([l for l in lines if l.startswith("RESULTS ")][0][len("RESULTS "):])
 
 
 def _hardware_best():

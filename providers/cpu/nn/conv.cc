@@ -56,6 +56,7 @@
 #include "providers/cpu/math/blas.h"
 #include "providers/cpu/nn/conv_geometry.h"
 #include "providers/cpu/nn/depthwise_conv.h"
+#include "providers/cpu/nn/strided_conv.h"
 #include "providers/cpu/nn/winograd_conv.h"
 
 namespace onyx {
@@ -65,6 +66,15 @@ using conv::AutoPad;
 using conv::CeilDiv;
 using conv::ValidRange;
 using ConvGeom = conv::Geom;
+
+// Whether a conv of geometry `g` is a 1x1 stride-1 one without pads: its
+// input X_(n, group) [C/group, spatial] is itself the im2col matrix.
+bool IsPointwise(const ConvGeom& g) {
+  bool pointwise = true;
+  for (size_t j = 0; j < g.nd; ++j)
+    pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
+  return pointwise;
+}
 
 // The fused activation: clamp(x, lo, hi) (Relu, Clip), leaky (alpha),
 // sigmoid, tanh, or clamp(alpha * x + beta, 0, 1) (HardSigmoid).
@@ -329,7 +339,7 @@ class ConvKernel final : public OpKernel {
       ONYX_RETURN_IF_ERROR(ParseActivation(info, &act_));
     }
     // Both read W as [M, C/group, k...].
-    if (!nhwc_ && !PrepareWinograd(info)) PackConstantWeight(info);
+    if (!nhwc_ && !PrepareWinograd(info) && !PrepareStrided(info)) PackConstantWeight(info);
     return Status::OK();
   }
 
@@ -414,6 +424,7 @@ class ConvKernel final : public OpKernel {
       if constexpr (std::is_same<T, float>::value) {
         if (!wino_.empty()) return RunWinograd(ctx, *x, bias, z, g, y);
         if (z == nullptr && SmallConvApplies(*x, *w, g)) return RunSmallConv(ctx, *x, *w, bias, g, y);
+        if (!strided_.empty()) return RunStrided(ctx, *x, bias, z, g, y);
         if (FusedGemmApplies(*x, g)) return RunFusedGemm(ctx, *x, *w, bias, z, g, y);
       }
       if (z == nullptr) return Run<T>(ctx, *x, *w, bias, g, act_, y);
@@ -511,6 +522,49 @@ class ConvKernel final : public OpKernel {
     info.ReleaseConstantInput(1);
   }
 
+  // A constant float W of a 2-D conv of stride 2, group 1, more than
+  // kSmallConvChannels input channels, a kernel of 2 to kMaxTaps taps
+  // (ResNet's stride-2 3x3 convs):
+  // packed for the direct kernel of strided_conv.h, which then runs it
+  // whatever the input size (in place of the GEMM over the input's phase
+  // planes, or over its even rows and columns for a 1x1), and W released.
+  bool PrepareStrided(const KernelInfo& info) {
+    const Tensor* w = info.ConstantInput(1);
+    if (w == nullptr || w->type() != ElemType::kFloat || w->rank() != 4 || attrs_.group != 1) return false;
+    if (attrs_.strides != std::vector<int64_t>{2, 2}) return false;
+    const Dims& wd = w->dims();
+    // A 1x1 conv keeps the GEMM over its input's even rows and columns
+    // (Subsampled), as fast there (ResNet-50's downsample convs).
+    if (wd[1] <= kSmallConvChannels || wd[0] < 1 || wd[2] * wd[3] < 2 || wd[2] * wd[3] > strided_conv::kMaxTaps)
+      return false;
+    strided_ = strided_conv::Pack(w->data<float>(), wd[0], wd[1], wd[2] * wd[3]);
+    if (strided_.empty()) return false;
+    info.ReleaseConstantInput(1);
+    return true;
+  }
+  strided_conv::Geom StridedGeom(const Tensor& x, const ConvGeom& g) const {
+    strided_conv::Geom sg;
+    if (g.nd != 2) return sg;
+    sg.C = x.dims()[1], sg.H = g.in[0], sg.W = g.in[1], sg.M = strided_.M, sg.OH = g.out[0], sg.OW = g.out[1];
+    sg.KH = g.k[0], sg.KW = g.k[1], sg.sh = g.s[0], sg.sw = g.s[1], sg.ph = g.pb[0], sg.pw = g.pb[1];
+    sg.dh = g.d[0], sg.dw = g.d[1];
+    return sg;
+  }
+  Status RunStrided(KernelContext& ctx, const Tensor& x, const Tensor* bias, const Tensor* z, const ConvGeom& g,
+                    Tensor* y) const {
+    const bool clamp = act_.kind == Activation::Kind::kClamp;
+    const strided_conv::Geom sg = StridedGeom(x, g);
+    if (!strided_conv::Usable(strided_, sg))
+      return MakeError(ErrorCode::kFail, "Conv: weight W was packed for the direct stride-2 kernel of another CPU path (",
+                       "the path changed after the session was created)");
+    if (!strided_conv::Run(sg, x.dims()[0], x.data<float>(), strided_, bias ? bias->data<float>() : nullptr,
+                           z ? z->data<float>() : nullptr, clamp, act_.lo, act_.hi, y->data<float>(), ctx.threads()))
+      return MakeError(ErrorCode::kFail, "Conv: out of memory for the zeros of input X ", ShapeToString(x.dims()),
+                       "'s padding");
+    ActivationPass(ctx, y);
+    return Status::OK();
+  }
+
   // A constant float W of a 3x3 stride-1 conv (winograd_conv.h's kind) on a
   // shape where Winograd wins (winograd::Wins; on the input size the graph
   // declares, or by channels alone where it declares none): its filters
@@ -548,13 +602,17 @@ class ConvKernel final : public OpKernel {
     const bool clamp = act_.kind == Activation::Kind::kClamp;
     winograd::Run(wg, wino_, x.data<float>(), bias ? bias->data<float>() : nullptr, z ? z->data<float>() : nullptr,
                   clamp, act_.lo, act_.hi, y->data<float>(), ctx.threads());
-    if (act_.kind != Activation::Kind::kNone && !clamp) {
-      float* yv = y->data<float>();
-      ThreadPool::For(ctx.threads(), y->size(), 16384, [&](int64_t begin, int64_t end) {
-        Epilogue<float>(yv + begin, end - begin, 0.f, act_);
-      });
-    }
+    ActivationPass(ctx, y);
     return Status::OK();
+  }
+
+  // The activation a direct kernel did not apply itself (all but a clamp),
+  // as a pass over Y.
+  void ActivationPass(KernelContext& ctx, Tensor* y) const {
+    if (act_.kind == Activation::Kind::kNone || act_.kind == Activation::Kind::kClamp) return;
+    float* yv = y->data<float>();
+    ThreadPool::For(ctx.threads(), y->size(), 16384,
+                    [&](int64_t begin, int64_t end) { Epilogue<float>(yv + begin, end - begin, 0.f, act_); });
   }
 
   // Float convs of 1 or 2 spatial dims (not depthwise) on a CPU with an
@@ -666,9 +724,7 @@ class ConvKernel final : public OpKernel {
     const int64_t C = x.dims()[1], Cg = C / attrs_.group, Mg = packed_w_[grp].rows(), M = Mg * attrs_.group;
     const int64_t Kc = Cg * g.kvol, OS = g.out_size;
     const float* image = x.data<float>() + (n * C + grp * Cg) * g.in_size;
-    bool pointwise = true;
-    for (size_t j = 0; j < g.nd; ++j)
-      pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
+    const bool pointwise = IsPointwise(g);
     // Rows of Y^T a few lines more than Mg apart: at 2048 channels they
     // would be 8 KiB apart and a tile's rows would fight over one L1 set.
     const int64_t ldt = Mg + 16;
@@ -714,9 +770,7 @@ class ConvKernel final : public OpKernel {
     const float* bv = bias ? bias->data<float>() : nullptr;
     const float* zv = z ? z->data<float>() : nullptr;
     float* yv = y->data<float>();
-    bool pointwise = true;
-    for (size_t j = 0; j < g.nd; ++j)
-      pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
+    const bool pointwise = IsPointwise(g);
     const bool clamp = act_.kind == Activation::Kind::kClamp;
     const bool act_pass = act_.kind != Activation::Kind::kNone && !clamp;
     const bool packed = static_cast<int64_t>(packed_w_.size()) == attrs_.group;
@@ -788,7 +842,14 @@ class ConvKernel final : public OpKernel {
     auto cols = [&](int64_t c) { return (c + w - 1) / w * w; };
     const double plain = static_cast<double>(rows(Mg)) * cols(g.out_size);
     const double trans = static_cast<double>(rows(g.out_size)) * cols(Mg);
-    return trans < 0.9 * plain;
+    if (trans >= 0.9 * plain) return false;
+    // A shallow 1x1 stride-1 conv stays plain: moving Y^T back costs about
+    // as much per output as 70 multiply-adds, which a product of depth 160
+    // does not earn back (1 thread, Zen 5, 4 images, MobileNetV2's 160 ->
+    // 960 channels at 7x7, bias and Relu6: 146-160 GFLOP/s transposed,
+    // 175-185 plain; at depth 320 and more, 1280 to 2048 output channels, the
+    // transposed product is 5-25% faster).
+    return !(IsPointwise(g) && wd[1] * g.kvol <= 192);
   }
 
   Status Resolve(const Dims& xd, const Dims& wd, ConvGeom* g) const {
@@ -856,9 +917,7 @@ class ConvKernel final : public OpKernel {
     const int64_t Kc = Cg * g.kvol, OS = g.out_size;
     ONYX_CHECK_ARG(FitsBlasInt(Mg) && FitsBlasInt(Kc) && FitsBlasInt(OS), "Conv: input X ", ShapeToString(x.dims()),
                    " and weight W ", ShapeToString(w.dims()), " are too large for one GEMM");
-    bool pointwise = true;
-    for (size_t j = 0; j < g.nd; ++j)
-      pointwise = pointwise && g.k[j] == 1 && g.s[j] == 1 && g.pb[j] == 0 && g.out[j] == g.in[j];
+    const bool pointwise = IsPointwise(g);
 
     // Y block of (n, grp) = W_grp [Mg, Kc] x cols [Kc, OS]; bias and activation
     // follow in `epilogue`, over output rows [m_begin, m_end) of the block.
@@ -930,6 +989,8 @@ class ConvKernel final : public OpKernel {
   bool transposed_ = false;
   // A 3x3 stride-1 conv's filters for the Winograd path (PrepareWinograd), or empty.
   winograd::Filters wino_;
+  // A stride-2 conv's weights for strided_conv.h's direct kernel, or empty.
+  strided_conv::Packed strided_;
   Activation act_;
 };
 

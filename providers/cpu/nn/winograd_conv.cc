@@ -18,47 +18,9 @@
 namespace onyx {
 namespace winograd {
 
-#ifdef ONYX_WINO_X86
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")
-#endif
-namespace avx512 {
-namespace {
-#define ONYX_VEC_AVX512
-#include "providers/cpu/common/simd_traits.inc"
-#undef ONYX_VEC_AVX512
-#include "providers/cpu/nn/winograd_kernel.inc"
-}  // namespace
-}  // namespace avx512
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
-namespace avx2 {
-namespace {
-#define ONYX_VEC_AVX2
-#include "providers/cpu/common/simd_traits.inc"
-#undef ONYX_VEC_AVX2
-#include "providers/cpu/nn/winograd_kernel.inc"
-}  // namespace
-}  // namespace avx2
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-#endif
+#define ONYX_ISA_KERNEL "providers/cpu/nn/winograd_kernel.inc"
+#include "providers/cpu/common/isa_regions.inc"
+#undef ONYX_ISA_KERNEL
 
 // The baseline path: one lane.
 namespace scalar {
