@@ -131,7 +131,7 @@ check("dw_s2_split_w63", [1, 4, 21, 63], 4, 3, dict(group=4, pads=[0, 0, 1, 1], 
 check("1x1_s2_split_w58", [1, 6, 9, 58], 8, 1, dict(strides=[2, 2]))
 # Stride 2 on rows of at most half a vector: two output rows per vector
 # (other pads than 1 on columns; with pads 1 and no dilation, the first two
-# below take the direct rows on AVX2;
+# below take the direct rows, two planes a vector on AVX-512;
 # MobileNetV2's 14x14 -> 7x7; an odd number of rows, a last row alone;
 # exactly half a vector; one-sided pads; dilation with height stride 3; a
 # 5x5 kernel; a channel multiplier; bottom rows past the image; height
@@ -199,11 +199,12 @@ check("dw_direct_w113", [1, 3, 10, 113], 3, 3, dict(group=3, pads=[1, 1, 1, 1], 
 check("dw_direct_endpads", [2, 3, 12, 30], 3, 3, dict(group=3, pads=[1, 1, 3, 3], strides=[2, 2]))
 check("dw_direct_112", [2, 16, 112, 112], 16, 3, dict(group=16, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Clip", {}))
 check("dw_direct_mult2", [2, 4, 21, 30], 8, 3, dict(group=4, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Relu", {}))
-# Rows of at most half a vector with pads 1 (AVX-512: two rows a vector;
-# AVX2 on 5-8 outputs: the direct rows): an odd number of planes, 16 columns
-# with no end pad (the last output reads column 15), height pad 2 and 0 at
-# an odd height, a channel multiplier (one plane a call), bias absent,
-# MobileNetV2's 14 -> 7 at batch 3.
+# Rows of at most half a vector with pads 1 (AVX-512: two planes a vector;
+# AVX2 on 5-8 outputs: the direct rows): an odd number of planes (the last
+# with a zero partner), 16 columns with no end pad (the last output reads
+# column 15, next to the other plane's lanes), height pad 2 and 0 at an odd
+# height, a channel multiplier (one plane a call), bias absent, MobileNetV2's
+# 14 -> 7 at batch 3.
 check("dw_half_odd_planes", [1, 5, 9, 13], 5, 3, dict(group=5, pads=[1, 1, 1, 1], strides=[2, 2]), tail=("Relu", {}))
 check("dw_half_w16", [2, 3, 11, 16], 3, 3, dict(group=3, pads=[1, 1, 0, 0], strides=[2, 2]), tail=("Clip", {}))
 check("dw_half_ph2", [1, 4, 15, 10], 4, 3, dict(group=4, pads=[2, 1, 0, 1], strides=[2, 2]), bias=False)
