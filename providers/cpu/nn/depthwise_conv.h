@@ -7,7 +7,9 @@
 // time like the SGEMM's path; the engine itself targets baseline x86-64).
 // Taps that fall outside the image are masked lanes, so no padded copy of
 // the plane is made; bias and a clamp (Relu, Clip) are applied before the
-// row is stored.
+// row is stored. 3x3 of stride 2 with a column pad of 1 reads the input rows
+// directly (even / odd permutes, two output rows at a time; two planes per
+// vector on rows of at most half an AVX-512 vector), with no phase split.
 #pragma once
 
 #include <cstdint>
@@ -68,7 +70,8 @@ void Rows(const Geom& g, const float* x, const float* packed, const float* bias,
 // 2o + a (output o, tap offset a = k*d - p). Split into its four phase
 // planes [OH, OW], phase (r, c) holding in(2i + r, 2j + c), the input makes
 // every tap one phase read at a fixed offset (o + (a >> 1)) from the output:
-// whole planes run as one stream of vectors (depthwise 3x3, MaxPool 3x3) and
+// whole planes run as one stream of vectors (depthwise 3x3 with other pads
+// than 1 on columns, or dilated; MaxPool 3x3) and
 // an im2col strip is a masked load per half panel (sgemm::Im2Col2D::phases)
 // instead of a deinterleave per tap.
 namespace phases {
