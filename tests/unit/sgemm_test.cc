@@ -135,6 +135,10 @@ std::vector<Case> Cases() {
   cases.push_back({128, 128, 64, false, true, 0.125f, 0.f, 0});
   cases.push_back({37, 45, 71, false, true, 1.f, 0.5f, 2});
   cases.push_back({12, 70, 263, true, true, -1.f, 0.f, 1});
+  // A packed by 8 values of K at a time (whole row panels), K off the 8s:
+  // attention's probabilities x V, and 8k + 1..7 deep.
+  cases.push_back({128, 64, 128, false, false, 1.f, 0.f, 0});
+  cases.push_back({50, 33, 45, false, false, 1.f, 0.f, 1});
   // One row against a long transposed B (dot products, split over threads).
   cases.push_back({1, 2100, 519, false, true, 0.5f, 0.25f, 3});
   cases.push_back({1, 1031, 64, true, true, 1.f, 0.f, 0});
