@@ -108,7 +108,7 @@ void Run(const Plane2D& g, int64_t count, const float* in, int64_t in_stride, co
 namespace small_conv {
 
 bool Applies(const Geom& g) {
-  return depthwise::Active().small_rows != nullptr && g.KW >= 1 && g.KW <= kMaxKernel && (g.sw == 1 || g.sw == 2) &&
+  return depthwise::Active().small_rows != nullptr && g.KW >= 1 && g.KW <= kMaxKernel && g.sw >= 1 &&
          g.sh >= 1 && g.C >= 1 && g.M >= 1 && g.OW >= 1 && g.OH >= 1;
 }
 
