@@ -11,9 +11,9 @@
 //    loop on the baseline path;
 //  - float 2-D with at most 4 input channels, group 1, no dilation (a
 //    network's stem: 3 channels, 7x7 or 3x3, stride 2; RunSmallConv): the
-//    direct kernel of depthwise_conv.h's small_conv, which multiplies
-//    vectors of an output row's positions by the broadcast weights of a few
-//    output channels (as a GEMM, K = C*KH*KW is too short to pay for packing);
+//    direct kernel of depthwise_conv.h's small_conv, which broadcasts each
+//    tap's weights (AVX-512) or input elements (AVX2) against register
+//    blocks (as a GEMM, K = C*KH*KW is too short to pay for packing);
 //  - float 1-D / 2-D on a CPU with an SGEMM micro-kernel (RunFusedGemm): one
 //    SGEMM per (image, group) that packs its right operand straight from the
 //    input (sgemm::Im2Col2D, no im2col matrix; 1x1 stride 1 reads the input

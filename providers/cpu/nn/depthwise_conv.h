@@ -36,11 +36,13 @@ void Run(const Plane2D& g, int64_t count, const float* in, int64_t in_stride, co
 
 // The direct 2-D convolution of few input channels (group 1): a network's
 // first conv (3 channels, 3x3 or 7x7, stride 2), where a GEMM's K is only
-// C*KH*KW and packing its im2col block costs more than the product. Per
-// tap, vectors of consecutive output positions (one load each from the
+// C*KH*KW and packing its im2col block costs more than the product
+// (small_conv_kernel.inc, on the same ISAs as the depthwise kernel). AVX-512:
+// per tap, vectors of consecutive output positions (one load each from the
 // input row's zero-padded stride phase) times the broadcast weights of a
-// few output channels accumulate in registers and are stored straight into
-// Y's rows (small_conv_kernel.inc), on the same ISAs as the depthwise kernel.
+// few output channels, stored straight into Y's rows; AVX2: vectors of
+// output channels times broadcast input elements for a few positions, the
+// [positions][channels] tile transposed into Y.
 namespace small_conv {
 
 constexpr int64_t kMaxKernel = 16;  // KW at most
