@@ -124,6 +124,21 @@ std::vector<Case> Cases() {
   // beta accumulated: the large-product loop (GPT-2's LM head, shrunk).
   cases.push_back({200, 1100, 300, false, false, 1.f, 0.5f, 0});
   cases.push_back({1, 2100, 520, false, false, 1.f, 1.f, 0});
+  // Several row blocks over one column block whose K blocks of a packed B
+  // fit in L2 (GPT-2's MLP projection, shrunk), beta accumulated; and at
+  // the largest width that does (768 columns at KC).
+  cases.push_back({400, 700, 600, false, false, 1.f, 0.5f, 0});
+  cases.push_back({250, 768, 500, true, true, -0.5f, 0.f, 3});
+  // A transposed B packed by 8x8 register blocks: attention's scores
+  // (Q x K^T, 128x128x64, alpha 1/8), and column and K counts off the
+  // blocks (panels of 8k + 1..7 columns, K blocks of 8k + 1..7).
+  cases.push_back({128, 128, 64, false, true, 0.125f, 0.f, 0});
+  cases.push_back({37, 45, 71, false, true, 1.f, 0.5f, 2});
+  cases.push_back({12, 70, 263, true, true, -1.f, 0.f, 1});
+  // A packed by 8 values of K at a time (whole row panels), K off the 8s:
+  // attention's probabilities x V, and 8k + 1..7 deep.
+  cases.push_back({128, 64, 128, false, false, 1.f, 0.f, 0});
+  cases.push_back({50, 33, 45, false, false, 1.f, 0.f, 1});
   // Every right edge of a tile (N mod NR: 1..W/2 EdgeColumns, past that a
   // half tile, past W a full vector beside a partial one; NR = 16 on AVX2,
   // 32 on AVX-512) under every row count of a tile (M mod MR), K odd and
