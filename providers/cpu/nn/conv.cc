@@ -10,11 +10,10 @@
 //    phases where rows are wide), a padded-copy 3x3 and a generic
 //    loop on the baseline path;
 //  - float 2-D with at most 4 input channels, group 1, no dilation (a
-//    network's stem: 3 channels, 7x7 stride 2, or 3x3 stride 2 but on AVX2
-//    only; RunSmallConv): the
+//    network's stem: 3 channels, 7x7 or 3x3, stride 2; RunSmallConv): the
 //    direct kernel of depthwise_conv.h's small_conv, which broadcasts each
-//    input element of a tap into register blocks of output channels of a
-//    few positions (as a GEMM, K = C*KH*KW is too short to pay for packing);
+//    tap's weights (AVX-512) or input elements (AVX2) against register
+//    blocks (as a GEMM, K = C*KH*KW is too short to pay for packing);
 //  - float 1-D / 2-D on a CPU with an SGEMM micro-kernel (RunFusedGemm): one
 //    SGEMM per (image, group) that packs its right operand straight from the
 //    input (sgemm::Im2Col2D, no im2col matrix; 1x1 stride 1 reads the input
@@ -445,14 +444,10 @@ class ConvKernel final : public OpKernel {
   // 2-D, group 1, no dilation, at most kSmallConvChannels input channels.
   static constexpr int64_t kSmallConvChannels = 4;
   bool SmallConvShape(const Dims& wd) const {
-    // A 3x3 of stride 2 runs the AVX-512 SGEMM over its input's phase planes
-    // instead (UsePhases; strips read in place, no transpose of the result):
-    // MobileNetV2's stem, batch 8, 1 thread, 2.2 -> 1.25 ms. Not on AVX2,
-    // whose 16-column strips made it 1.5x slower than the direct kernel.
-    const bool phases = wd.size() == 4 && wd[2] == 3 && wd[3] == 3 && attrs_.strides.size() == 2 &&
-                        attrs_.strides[0] == 2 && attrs_.strides[1] == 2 && sgemm::ActiveIsa() == sgemm::Isa::kAvx512;
+    // 3x3 of stride 2 included (MobileNetV2's stem): against the AVX-512
+    // SGEMM over its input's phase planes, batch 8, 2 threads, 1.2 -> 0.75 ms.
     return wd.size() == 4 && attrs_.group == 1 && wd[1] <= kSmallConvChannels && wd[3] <= small_conv::kMaxKernel &&
-           (attrs_.dilations.empty() || (attrs_.dilations[0] == 1 && attrs_.dilations[1] == 1)) && !phases;
+           (attrs_.dilations.empty() || (attrs_.dilations[0] == 1 && attrs_.dilations[1] == 1));
   }
   small_conv::Geom SmallGeom(const Tensor& x, const Tensor& w, const ConvGeom& g) const {
     small_conv::Geom sg;

@@ -79,15 +79,17 @@ struct Kernels {
   int small_block = 0;
   void (*pool)(const pool_planes::Geom&, bool, int64_t, const float*, int64_t, float*, int64_t) = nullptr;
   void (*split)(const float*, int64_t, int64_t, int64_t, int64_t, float, bool, float*) = nullptr;
+  void (*means)(const float*, int64_t, int64_t, float*) = nullptr;
 };
 Kernels Active() {
 #ifdef ONYX_DW_X86
   switch (sgemm::ActiveIsa()) {
     case sgemm::Isa::kAvx512:
       return {&avx512::Planes, &avx512::SmallConvRows, avx512::kSmallBlock, &avx512::PoolPlaneRun,
-              &avx512::SplitPhases};
+              &avx512::SplitPhases, &avx512::PoolPlaneMeans};
     case sgemm::Isa::kAvx2:
-      return {&avx2::Planes, &avx2::SmallConvRows, avx2::kSmallBlock, &avx2::PoolPlaneRun, &avx2::SplitPhases};
+      return {&avx2::Planes,      &avx2::SmallConvRows, avx2::kSmallBlock,
+              &avx2::PoolPlaneRun, &avx2::SplitPhases,   &avx2::PoolPlaneMeans};
     default:
       break;
   }
@@ -108,7 +110,7 @@ void Run(const Plane2D& g, int64_t count, const float* in, int64_t in_stride, co
 namespace small_conv {
 
 bool Applies(const Geom& g) {
-  return depthwise::Active().small_rows != nullptr && g.KW >= 1 && g.KW <= kMaxKernel && (g.sw == 1 || g.sw == 2) &&
+  return depthwise::Active().small_rows != nullptr && g.KW >= 1 && g.KW <= kMaxKernel && g.sw >= 1 &&
          g.sh >= 1 && g.C >= 1 && g.M >= 1 && g.OW >= 1 && g.OH >= 1;
 }
 
@@ -164,6 +166,10 @@ bool Available() { return depthwise::Active().pool != nullptr; }
 
 void Run(const Geom& g, bool max, int64_t count, const float* in, int64_t in_stride, float* out, int64_t out_stride) {
   depthwise::Active().pool(g, max, count, in, in_stride, out, out_stride);
+}
+
+void Means(const float* in, int64_t planes, int64_t inner, float* out) {
+  depthwise::Active().means(in, planes, inner, out);
 }
 
 }  // namespace pool_planes

@@ -36,11 +36,13 @@ void Run(const Plane2D& g, int64_t count, const float* in, int64_t in_stride, co
 
 // The direct 2-D convolution of few input channels (group 1): a network's
 // first conv (3 channels, 3x3 or 7x7, stride 2), where a GEMM's K is only
-// C*KH*KW and packing its im2col block costs more than the product. Each
-// input element of a tap is broadcast into vectors of output channels held
-// in registers for a few output positions, and the [positions][channels]
-// result transposed into Y (small_conv_kernel.inc), on the same ISAs as the
-// depthwise kernel.
+// C*KH*KW and packing its im2col block costs more than the product
+// (small_conv_kernel.inc, on the same ISAs as the depthwise kernel). AVX-512:
+// per tap, vectors of consecutive output positions (one load each from the
+// input row's zero-padded stride phase) times the broadcast weights of a
+// few output channels, stored straight into Y's rows; AVX2: vectors of
+// output channels times broadcast input elements for a few positions, the
+// [positions][channels] tile transposed into Y.
 namespace small_conv {
 
 constexpr int64_t kMaxKernel = 16;  // KW at most
@@ -92,8 +94,8 @@ void Evens(const float* in, int64_t count, int64_t in_stride, int64_t H, int64_t
 // Float MaxPool / AveragePool planes (pool.cc), vectorised along output rows
 // on the same ISAs: width strides 1 and 2, no width dilation, windows at
 // most kMaxTaps wide; the window's rows come from per-output-row tables
-// (any height stride, dilation and padding). Taps outside the row are
-// masked lanes: -inf for max, 0 for sums.
+// (any height stride, dilation and padding). Taps outside the row read a
+// padded row buffer: -inf for max, 0 for sums.
 namespace pool_planes {
 
 constexpr int64_t kMaxTaps = 16;
@@ -111,12 +113,14 @@ struct Geom {
 // Whether Run has a path on the active ISA.
 bool Available();
 // `count` planes: out + i * out_stride [OH, OW] = the max (`max`) or the sum
-// over each window of in + i * in_stride [H, W], divided as Geom says. A 3x3
-// max of stride 2 on rows of 1.5 vectors or more splits each plane into its
-// phases (phases::Fits) and runs it as one stream of vectors: every input
-// row deinterleaved once, not once per output row reading it. Requires
-// Available().
+// over each window of in + i * in_stride [H, W], divided as Geom says:
+// separable (the window's rows combined column by column, then the taps
+// along the row; a 2x2 stride-2 window over rows of 2 * OW as one stream
+// per plane). Requires Available().
 void Run(const Geom& g, bool max, int64_t count, const float* in, int64_t in_stride, float* out, int64_t out_stride);
+// GlobalAveragePool: out[p] = the mean of in + p * inner [inner], p in
+// [0, planes), inner > 0. Requires Available().
+void Means(const float* in, int64_t planes, int64_t inner, float* out);
 
 }  // namespace pool_planes
 }  // namespace onyx
