@@ -139,6 +139,16 @@ std::vector<Case> Cases() {
   // attention's probabilities x V, and 8k + 1..7 deep.
   cases.push_back({128, 64, 128, false, false, 1.f, 0.f, 0});
   cases.push_back({50, 33, 45, false, false, 1.f, 0.f, 1});
+  // Every right edge of a tile (N mod NR: 1..W/2 EdgeColumns, past that a
+  // half tile, past W a full vector beside a partial one; NR = 16 on AVX2,
+  // 32 on AVX-512) under every row count of a tile (M mod MR), K odd and
+  // across two K blocks: B read in place under a packed A (1x1 conv) and
+  // packed, with alpha and beta (kept out of the registers during the k loop).
+  for (int64_t N : {5, 9, 13, 16 + 7, 16 + 11, 32 + 5, 32 + 13, 32 + 20, 32 + 29})
+    for (int64_t M : {3, 6, 13, 17, 23}) {
+      const bool deep = (N + M) % 2 == 0;
+      cases.push_back({M, N, deep ? 301 : 67, false, false, M % 2 ? 1.f : -0.75f, N % 3 ? 0.f : 0.5f, N % 2});
+    }
   // One row against a long transposed B (dot products, split over threads).
   cases.push_back({1, 2100, 519, false, true, 0.5f, 0.25f, 3});
   cases.push_back({1, 1031, 64, true, true, 1.f, 0.f, 0});
