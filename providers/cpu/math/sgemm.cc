@@ -102,61 +102,9 @@ struct Kernel {
 
 }  // namespace
 
-#ifdef ONYX_SGEMM_X86
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")
-#endif
-namespace avx512 {
-namespace {
-#define ONYX_VEC_AVX512
-#include "providers/cpu/common/simd_traits.inc"
-#undef ONYX_VEC_AVX512
-// NC: where a task has more than one row block, a KC x NC block of B
-// (512 KiB) plus the MC x KC block of A (192 KiB) stay in a 1 MiB L2 while
-// every row block walks the B block; at NC = 1024 the B block alone filled
-// L2 and each row block re-read it from L3 (1 thread, Zen 5, GPT-2's LM head
-// 1024x50257x768 with B pre-packed: 206-214 -> 220-236 GFLOP/s). A task of
-// one row block reads its B block once and keeps 2 * NC columns per block.
-struct Tr : VecTr {
-  static constexpr int MR = 12, NR = 32;
-  static constexpr int64_t KC = 256, MC = 192, NC = 512;
-};
-#include "providers/cpu/math/sgemm_driver.inc"
-}  // namespace
-}  // namespace avx512
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
-namespace avx2 {
-namespace {
-#define ONYX_VEC_AVX2
-#include "providers/cpu/common/simd_traits.inc"
-#undef ONYX_VEC_AVX2
-struct Tr : VecTr {
-  static constexpr int MR = 6, NR = 16;
-  static constexpr int64_t KC = 256, MC = 144, NC = 512;
-};
-#include "providers/cpu/math/sgemm_driver.inc"
-}  // namespace
-}  // namespace avx2
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-#endif
+#define ONYX_ISA_KERNEL "providers/cpu/math/sgemm_driver.inc"
+#include "providers/cpu/common/isa_regions.inc"
+#undef ONYX_ISA_KERNEL
 
 namespace {
 

@@ -23,51 +23,11 @@ using Fn = void (*)(const Plane2D&, int64_t, const float*, int64_t, const float*
                    float, float*, int64_t);
 }  // namespace
 
-#ifdef ONYX_DW_X86
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")
-#endif
-namespace avx512 {
-namespace {
-#define ONYX_VEC_AVX512
-#include "providers/cpu/common/simd_traits.inc"
-#undef ONYX_VEC_AVX512
-#include "providers/cpu/nn/depthwise_conv_kernel.inc"
-}  // namespace
-#include "providers/cpu/nn/small_conv_kernel.inc"
-#include "providers/cpu/nn/pool_planes_kernel.inc"
-}  // namespace avx512
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#endif
-namespace avx2 {
-namespace {
-#define ONYX_VEC_AVX2
-#include "providers/cpu/common/simd_traits.inc"
-#undef ONYX_VEC_AVX2
-#include "providers/cpu/nn/depthwise_conv_kernel.inc"
-}  // namespace
-#include "providers/cpu/nn/small_conv_kernel.inc"
-#include "providers/cpu/nn/pool_planes_kernel.inc"
-}  // namespace avx2
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-#endif
+#define ONYX_ISA_KERNEL "providers/cpu/nn/depthwise_conv_kernel.inc"
+#define ONYX_ISA_KERNEL_NAMED "providers/cpu/nn/planes_kernels.inc"
+#include "providers/cpu/common/isa_regions.inc"
+#undef ONYX_ISA_KERNEL_NAMED
+#undef ONYX_ISA_KERNEL
 
 namespace {
 // Every kernel of this file for the active ISA (sgemm::ActiveIsa()); all
