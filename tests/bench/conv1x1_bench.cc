@@ -1,5 +1,7 @@
 // Conv's 1x1 stride-1 product as RunFusedGemm runs it at batch N on T
-// threads: the images split over the threads, each image one GEMM of its
+// threads: the images split over the threads (with fewer images than
+// threads, batch 1 on 2: one image after another, each GEMM split over the
+// pool by sgemm's ChooseSplit), each image one GEMM of its
 // input X_n [K, HW] read in place under the pre-packed weights [M, K]
 // ("plain"), or as TransposedUnit does it ("transp.": Y^T = X^T W^T under W^T
 // pre-packed, moved back into Y by the GEMM), with bias, the residual Z
@@ -100,10 +102,16 @@ int main(int argc, char** argv) {
     // tasks with the epilogue).
     const sgemm::Packed packed_t = sgemm::PackB(true, s.K, s.M, w.data(), s.K);
     const int64_t ldt = s.M + 16;
-    std::vector<std::vector<float>> yt(threads, std::vector<float>(s.HW * ldt));
+    // One Y^T scratch per image: however For splits the images over the
+    // threads (3 images on 2 threads: 1 + 2), no two share one.
+    std::vector<std::vector<float>> yt(N, std::vector<float>(s.HW * ldt));
     bool transposed = false;
+    // Fewer images than threads (batch 1): the images one after another,
+    // each GEMM split over the pool, as Conv runs them then.
+    const bool inner = N < threads;
+    ThreadPool* gemm_pool = inner ? &pool : nullptr;
     auto run = [&] {
-      ThreadPool::For(&pool, N, 1, [&](int64_t begin, int64_t end) {
+      auto images = [&](int64_t begin, int64_t end) {
         for (int64_t n = begin; n < end; ++n) {
           sgemm::Epilogue ep;
           ep.bias = bias.data();
@@ -116,13 +124,15 @@ int main(int argc, char** argv) {
             ep.t_out = y.data() + n * s.M * s.HW;
             ep.ldt = s.HW;
             sgemm::Gemm(true, false, s.HW, s.M, s.K, 1.f, x.data() + n * s.K * s.HW, s.HW, nullptr, s.M, 0.f,
-                        yt[n * threads / N].data(), ldt, nullptr, nullptr, &packed_t, nullptr, &ep);
+                        yt[n].data(), ldt, gemm_pool, nullptr, &packed_t, nullptr, &ep);
           } else {
             sgemm::Gemm(false, false, s.M, s.HW, s.K, 1.f, w.data(), s.K, x.data() + n * s.K * s.HW, s.HW, 0.f,
-                        y.data() + n * s.M * s.HW, s.HW, nullptr, &packed, nullptr, nullptr, &ep);
+                        y.data() + n * s.M * s.HW, s.HW, gemm_pool, &packed, nullptr, nullptr, &ep);
           }
         }
-      });
+      };
+      if (inner) images(0, N);
+      else ThreadPool::For(&pool, N, 1, images);
     };
     // The largest difference from a plain sum (every 7th row of the first
     // and last image), of both ways.
