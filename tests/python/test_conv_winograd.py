@@ -92,6 +92,11 @@ check("resnet_56", [1, 64, 56, 56], 64, P1, tail="Relu")
 check("resnet_28_b3_residual", [3, 128, 28, 28], 128, P1, tail="Relu", residual=True)
 check("resnet_14", [1, 256, 14, 14], 256, P1, tail="Relu")
 check("resnet_7_b3", [3, 512, 7, 7], 512, P1, tail="Relu")
+# Batch 1 at 7x7 (16 tiles: one block whose phases are split over the threads,
+# its products one 16-column half tile) and 14x14 at batch 3 (147 tiles: a
+# 32-column tile pair, a half tile and EdgeColumns per block) with a residual.
+check("resnet_7_b1_residual", [1, 512, 7, 7], 512, P1, tail="Relu", residual=True)
+check("resnet_14_b3_residual", [3, 256, 14, 14], 256, P1, tail="Relu", residual=True)
 # Channel counts off the SGEMM's tiles (33 / 37: 196+ tiles per image; 65 / 70).
 check("odd_channels_28", [1, 33, 29, 27], 37, P1)
 check("odd_channels_b3_residual", [3, 65, 9, 11], 70, P1, tail="Relu", residual=True, symbolic=True)
@@ -112,7 +117,7 @@ print("CPU_PATH", rt.get_build_info())
 print("RESULTS " + json.dumps(results))
 """
 
-CASES = 16
+CASES = 18
 
 
 @pytest.mark.parametrize("isa", _paths())

@@ -203,6 +203,14 @@ void Run(const Geom& g, const Filters& u, const float* x, const float* bias, con
   const int64_t scratch_floats = k.scratch(std::min(tb, TW));
   const size_t need = static_cast<size_t>(v_floats + y_floats + scratch_floats);
   // One block's 16 products, on the calling thread (pool null) or spread over the pool.
+  // Each is one task of RunInPlaceB (U pre-packed, V read in place), whose
+  // columns waste little at batch 1: 49 tiles (14x14) run as a 32-column
+  // tile, a 16-column half tile and EdgeColumns<1>, 16 tiles (7x7) as one
+  // half tile; at 2 threads the positions are split 8 and 8. What is left
+  // is reading U (4 MiB at 256 channels, 16 at 512) from memory for few
+  // columns. Touching U[p + 1]'s first rows into L2 during U[p]'s last
+  // ones (a Gemm hint) gained 5-8% at 14x14 but cost 4-30% at 7x7 (two K
+  // blocks, where the hint did not even run), unexplained; not taken.
   auto products = [&](const float* v, float* yp, int64_t n, ThreadPool* on) {
     ThreadPool::For(on, kPositions, 1, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
