@@ -6,7 +6,9 @@
 #   (tests includes tests/cuda/iobinding_profile.py; bench16: the float16 models)
 #
 # Each phase has its own time limit (tests 150 s, conformance 200 s, bench
-# 240 s) so one call fits the device machine's 10 minutes per command.
+# 240 s; ONYX_DEVICE_T_TESTS / _T_CONF / _T_BENCH override them) so one call
+# fits the device machine's 10 minutes per command. ONYX_DEVICE_BENCH_ARGS
+# passes arguments to bench_cuda.py (e.g. "--models resnet50 --batches 1").
 #
 # The device machine has no protobuf, OpenBLAS, ICU... and no package
 # registry, so carry the wheel (it bundles those, and the CUDA provider
@@ -64,10 +66,20 @@ print("available:", rt.get_available_providers())
 print("reason if not:", _providers.unavailable_reason("CUDAExecutionProvider"))
 PYEOF
 PHASES="${*:-tests conformance bench}"
+# Per-phase limits (seconds), overridable so one call fits the lease.
+T_TESTS="${ONYX_DEVICE_T_TESTS:-150}"; T_CONF="${ONYX_DEVICE_T_CONF:-200}"; T_BENCH="${ONYX_DEVICE_T_BENCH:-240}"
+# A hung kernel costs one test, not the phase (pytest-timeout), and the
+# conformance suite spreads over the machine's cores (pytest-xdist), where the
+# device's Python has them.
+PYTEST_EXTRA=()
+"$PY" -c "import pytest_timeout" 2>/dev/null && PYTEST_EXTRA+=(-p timeout --timeout=60)
+CONF_EXTRA=()
+"$PY" -c "import xdist" 2>/dev/null && CONF_EXTRA+=(-n "${ONYX_DEVICE_CONF_WORKERS:-6}")
 rc=0
 if [[ " $PHASES " == *" tests "* ]]; then
   echo "== pytest tests/python/test_cuda_provider.py"
-  timeout 150 "$PY" -m pytest "$ROOT/tests/python/test_cuda_provider.py" -q -p no:cacheprovider -rs 2>&1 \
+  timeout "$T_TESTS" "$PY" -m pytest "$ROOT/tests/python/test_cuda_provider.py" -q -p no:cacheprovider -rs \
+    "${PYTEST_EXTRA[@]}" 2>&1 \
     | tee "$LOGS/pytest.txt" | tail -30
   [ "${PIPESTATUS[0]}" = 0 ] || rc=1
   echo "== IOBinding with device inputs and outputs: host copies in a CUDA profile"
@@ -77,13 +89,13 @@ if [[ " $PHASES " == *" tests "* ]]; then
 fi
 if [[ " $PHASES " == *" conformance "* ]]; then
   echo "== ONNX backend suite on CUDA (ONYX_CONFORMANCE_DEVICE=CUDA; CPU's expected failures)"
-  ONYX_CONFORMANCE_DEVICE=CUDA timeout 200 "$PY" -m pytest "$ROOT/tests/conformance" -q -p no:cacheprovider \
-    -o xfail_strict=false 2>&1 | tee "$LOGS/conformance_cuda.txt" | grep -E "^conformance:|passed|failed" | tail -3
+  ONYX_CONFORMANCE_DEVICE=CUDA timeout "$T_CONF" "$PY" -m pytest "$ROOT/tests/conformance" -q -p no:cacheprovider \
+    -o xfail_strict=false "${PYTEST_EXTRA[@]}" "${CONF_EXTRA[@]}" 2>&1 | tee "$LOGS/conformance_cuda.txt" | grep -E "^conformance:|passed|failed" | tail -3
   grep -E "^FAILED" "$LOGS/conformance_cuda.txt" | head -40
 fi
 if [[ " $PHASES " == *" bench "* ]]; then
   echo "== benchmark (onyx CUDA vs onnxruntime CUDA vs torch)"
-  PYTHONPATH="$ONYX_PYTHONPATH" timeout 240 "$PY" "$ROOT/tests/cuda/bench_cuda.py" 2>&1 | tee "$LOGS/bench.txt" || rc=1
+  PYTHONPATH="$ONYX_PYTHONPATH" timeout "$T_BENCH" "$PY" "$ROOT/tests/cuda/bench_cuda.py" ${ONYX_DEVICE_BENCH_ARGS:-} 2>&1 | tee "$LOGS/bench.txt" || rc=1
 fi
 if [[ " $PHASES " == *" bench16 "* ]]; then
   echo "== benchmark, float16 models"
