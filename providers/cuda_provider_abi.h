@@ -17,7 +17,7 @@
 namespace onyx {
 
 constexpr uint64_t kCudaProviderAbi =
-    (uint64_t{2} << 56) ^ (uint64_t{sizeof(Tensor)} << 40) ^ (uint64_t{sizeof(KernelDef)} << 28) ^
+    (uint64_t{3} << 56) ^ (uint64_t{sizeof(Tensor)} << 40) ^ (uint64_t{sizeof(KernelDef)} << 28) ^
     (uint64_t{sizeof(Node)} << 16) ^ (uint64_t{sizeof(MemoryInfo)} << 8) ^ uint64_t{sizeof(CudaProviderOptions)};
 
 struct CudaProviderApi {

@@ -42,6 +42,10 @@ class ExecutionProvider {
     (void)dst;
     return MakeError(ErrorCode::kNotImplemented, Name(), " has no data transfer");
   }
+  // Host memory this provider copies into and out of fastest (CUDA: pinned),
+  // used for the host side of its device-to-host copies; null: the session's
+  // CPU allocator.
+  virtual Allocator* GetHostAllocator() const { return nullptr; }
   // Called on the running thread before a run's first step (a device
   // provider makes its device current there).
   virtual Status OnRunStart() const { return Status::OK(); }

@@ -77,7 +77,10 @@ void DevicePlacement::AddCopy(int from, int to, ExecutionProvider* copier, Execu
   ExecutionPlan::Step step;
   step.node = &n;
   step.kernel = std::make_unique<CopyKernel>(copier, to_device ? to_device->Device() : DeviceType::kCpu, pass_through);
-  step.allocator = to_device ? to_device->GetAllocator() : host_alloc_;
+  // A device-to-host copy writes into the copier's host memory (CUDA: pinned)
+  // where it has one.
+  Allocator* host = copier->GetHostAllocator();
+  step.allocator = to_device ? to_device->GetAllocator() : host ? host : host_alloc_;
   step.provider = &copier->Name();
   step.inputs = {from};
   step.outputs = {to};

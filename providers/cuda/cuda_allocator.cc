@@ -7,13 +7,26 @@
 namespace onyx {
 namespace cuda {
 
-CudaArena::CudaArena(int device_id, size_t limit, int extend_strategy)
-    : limit_(limit), extend_strategy_(extend_strategy) {
-  info_.name = "Cuda";
-  info_.device = DeviceType::kCuda;
-  info_.device_id = device_id;
+CudaArena::CudaArena(int device_id, size_t limit, int extend_strategy, bool pinned_host)
+    : limit_(limit), extend_strategy_(extend_strategy), pinned_host_(pinned_host) {
+  info_.name = pinned_host ? "CudaPinned" : "Cuda";
+  info_.device = pinned_host ? DeviceType::kCpu : DeviceType::kCuda;
+  info_.device_id = pinned_host ? 0 : device_id;
+  info_.mem_type = pinned_host ? -1 : 0;  // OrtMemTypeCPUOutput, as onnxruntime's CudaPinned
   info_.alloc_type = 1;
   info_.vendor_id = 0x10DE;
+  device_id_ = device_id;
+}
+
+cudaError_t CudaArena::Raw(void** p, size_t n) const {
+  return pinned_host_ ? cudaMallocHost(p, n) : cudaMalloc(p, n);
+}
+
+void CudaArena::Release(void* p) const {
+  if (pinned_host_)
+    cudaFreeHost(p);
+  else
+    cudaFree(p);
 }
 
 size_t CudaArena::Round(size_t bytes) const {
@@ -42,19 +55,19 @@ void* CudaArena::Alloc(size_t bytes) {
   if (limit_ && held_ + n > limit_) TrimLocked();
   if (limit_ && held_ + n > limit_)
     ONYX_THROW(ErrorCode::kFail, "CUDA arena: allocating ", n, " bytes would exceed gpu_mem_limit=", limit_,
-               " (", held_, " bytes in use on device ", info_.device_id, ")");
-  cudaSetDevice(info_.device_id);
+               " (", held_, " bytes in use on device ", device_id_, ")");
+  cudaSetDevice(device_id_);
   void* p = nullptr;
-  cudaError_t e = cudaMalloc(&p, n);
+  cudaError_t e = Raw(&p, n);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     TrimLocked();
-    e = cudaMalloc(&p, n);
+    e = Raw(&p, n);
   }
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
-    ONYX_THROW(ErrorCode::kFail, "CUDA out of memory allocating ", n, " bytes on device ", info_.device_id, " (",
-               held_, " bytes held by the arena): ", cudaGetErrorString(e));
+    ONYX_THROW(ErrorCode::kFail, "CUDA out of ", pinned_host_ ? "pinned host memory" : "memory", " allocating ", n,
+               " bytes for device ", device_id_, " (", held_, " bytes held by the arena): ", cudaGetErrorString(e));
   }
   size_of_[p] = n;
   held_ += n;
@@ -67,8 +80,8 @@ void CudaArena::Free(void* p) {
   auto it = size_of_.find(p);
   if (it == size_of_.end()) return;
   if (retired_) {
-    cudaSetDevice(info_.device_id);
-    cudaFree(p);
+    cudaSetDevice(device_id_);
+    Release(p);
     held_ -= it->second;
     size_of_.erase(it);
     return;
@@ -84,11 +97,11 @@ void CudaArena::Retire() {
 
 void CudaArena::TrimLocked() {
   // Kernels still queued may use these blocks: wait for the device first.
-  cudaSetDevice(info_.device_id);
+  cudaSetDevice(device_id_);
   cudaDeviceSynchronize();
   for (auto& kv : cache_) {
     for (void* p : kv.second) {
-      cudaFree(p);
+      Release(p);
       size_of_.erase(p);
       held_ -= kv.first;
     }

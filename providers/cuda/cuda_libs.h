@@ -64,7 +64,6 @@ struct Cublas {
   X(cudnnFindConvolutionForwardAlgorithmEx)    \
   X(cudnnGetConvolutionForwardWorkspaceSize)   \
   X(cudnnConvolutionForward)                   \
-  X(cudnnAddTensor)                            \
   X(cudnnCreatePoolingDescriptor)              \
   X(cudnnSetPoolingNdDescriptor)               \
   X(cudnnPoolingForward)                       \

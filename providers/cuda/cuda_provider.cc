@@ -34,6 +34,7 @@ class CudaProvider final : public ExecutionProvider {
     if (env_.cudnn) env_.dnn->cudnnDestroy(env_.cudnn);
     if (own_stream_ && env_.stream) cudaStreamDestroy(env_.stream);
     if (arena_) arena_->Retire();
+    if (pinned_) pinned_->Retire();
     if (staging_) cudaFreeHost(staging_);
     if (staging_done_) cudaEventDestroy(staging_done_);
   }
@@ -58,6 +59,7 @@ class CudaProvider final : public ExecutionProvider {
         "cublasSetMathMode"));
     arena_ = new CudaArena(env_.device_id, options_.gpu_mem_limit, options_.arena_extend_strategy);
     env_.alloc = arena_;
+    pinned_ = new CudaArena(env_.device_id, 0, options_.arena_extend_strategy, /*pinned_host=*/true);
     env_.conv_algo_search = options_.cudnn_conv_algo_search;
     env_.cudnn_mu = &cudnn_mu_;
     Status dnn = GetCudnn(&env_.dnn);
@@ -91,6 +93,7 @@ class CudaProvider final : public ExecutionProvider {
   }
   const KernelRegistry& Kernels() const override { return registry_; }
   Allocator* GetAllocator() const override { return env_.alloc; }
+  Allocator* GetHostAllocator() const override { return pinned_; }
   DeviceType Device() const override { return DeviceType::kCuda; }
   bool InputOnHost(const KernelDef& def, int i) const override { return Has(def, i, true); }
   bool OutputOnHost(const KernelDef& def, int i) const override { return Has(def, i, false); }
@@ -114,7 +117,9 @@ class CudaProvider final : public ExecutionProvider {
       std::memcpy(dst->raw(), src.raw(), n);
       return Status::OK();
     }
-    if (n < kPinnedCopyBytes) {
+    // Pinned host memory (our own arena's: copy outputs) moves by DMA as it is.
+    const Tensor& host = to_dev ? src : *dst;
+    if (n < kPinnedCopyBytes || host.location().name == "CudaPinned") {
       ONYX_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst->raw(), src.raw(), n, to_dev ? cudaMemcpyHostToDevice
                                                                                  : cudaMemcpyDeviceToHost, env_.stream));
       if (!to_dev) ONYX_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(env_.stream));
@@ -166,7 +171,8 @@ class CudaProvider final : public ExecutionProvider {
   CudaProviderOptions options_;
   CudaEnv env_;
   bool own_stream_ = false;
-  CudaArena* arena_ = nullptr;  // never deleted (see CudaArena)
+  CudaArena* arena_ = nullptr;   // never deleted (see CudaArena)
+  CudaArena* pinned_ = nullptr;  // host side of device-to-host copies; never deleted either
   std::mutex cudnn_mu_;
   KernelRegistry registry_;
   std::map<const KernelDef*, std::pair<std::vector<int>, std::vector<int>>> host_io_;

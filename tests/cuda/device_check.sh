@@ -45,7 +45,7 @@ if [ -z "${ONYX_PYTHONPATH:-}" ] && [ -n "$WHEEL" ]; then
 fi
 export ONYX_PYTHONPATH="${ONYX_PYTHONPATH:-$ROOT/build/python}"
 echo "onyxruntime from: $ONYX_PYTHONPATH"
-"$PY" -c "import numpy, cffi, onnx, pytest" || { echo "the device Python lacks numpy, cffi, onnx or pytest"; exit 1; }
+PYTHONPATH="$ONYX_PYTHONPATH" "$PY" -c "import numpy, cffi, onnx, pytest" || { echo "the device Python lacks numpy, cffi, onnx or pytest"; exit 1; }
 # torch's bundled CUDA libraries (nvidia/*/lib in site-packages)
 NV_DIRS="$("$PY" - <<'PYEOF' 2>/dev/null
 import glob, os, site, sys

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 import onyxruntime as rt
 
@@ -677,3 +677,71 @@ def test_gpu_attention_causal_fp16_matches_reference(tmp_path):
         inputs = [rng.random(s).astype(np.float16) for s in ((2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 8))]
         cases.append(("Attention", inputs, {"is_causal": 1}))
     _check_on_cuda(cases, tmp_path, opset=23, rtol=1e-3, atol=1e-7, on_cuda=["MatMul", "Softmax"])
+
+
+# MaxPool and AveragePool on the CUDA kernel of their own: every attribute
+# (ceil_mode, dilations, asymmetric pads, SAME pads, count_include_pad), 1-D
+# to 3-D; cuDNN's pooling had sent all but the plain ones to the CPU.
+_POOL_CASES = [
+    ("AveragePool", (2, 3, 28, 28), {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1}),
+    ("AveragePool", (2, 3, 9, 9), {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1, "pads": [1, 1, 1, 1]}),
+    ("AveragePool", (2, 3, 9, 9), {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1, "pads": [1, 1, 1, 1],
+                                   "count_include_pad": 1}),
+    ("AveragePool", (2, 3, 8, 7), {"kernel_shape": [3, 2], "pads": [0, 1, 2, 0], "count_include_pad": 1}),
+    ("AveragePool", (2, 3, 8, 7), {"kernel_shape": [3, 3], "strides": [2, 1], "auto_pad": "SAME_UPPER"}),
+    ("AveragePool", (1, 2, 12), {"kernel_shape": [4], "strides": [3], "pads": [2, 1]}),
+    ("AveragePool", (1, 2, 5, 6, 7), {"kernel_shape": [2, 3, 2], "strides": [2, 2, 2], "ceil_mode": 1}),
+    ("MaxPool", (2, 3, 9, 9), {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
+    ("MaxPool", (2, 3, 10, 9), {"kernel_shape": [2, 3], "dilations": [2, 2], "pads": [1, 0, 2, 1]}),
+    ("MaxPool", (2, 3, 8, 7), {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "SAME_LOWER"}),
+    ("MaxPool", (1, 2, 5, 6, 7), {"kernel_shape": [2, 2, 3], "pads": [1, 0, 1, 1, 1, 0]}),
+    ("MaxPool", (1, 2, 12), {"kernel_shape": [3], "dilations": [3], "ceil_mode": 1, "strides": [2]}),
+]
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64], ids=["f32", "f16", "f64"])
+def test_gpu_pools_every_attribute_run_on_cuda(dtype, tmp_path):
+    cases = [(op, [_rand(shape, dtype, k)], attrs) for k, (op, shape, attrs) in enumerate(_POOL_CASES)]
+    tol = 2e-3 if dtype == np.float16 else 1e-5
+    _check_on_cuda(cases, tmp_path, rtol=tol, atol=tol)
+
+
+@needs_gpu
+@pytest.mark.parametrize("storage_order", [0, 1])
+def test_gpu_maxpool_indices_match_cpu(storage_order):
+    x = _rand((2, 3, 9, 8), np.float32, 4)
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[3, 2], strides=[2, 2], pads=[1, 0, 1, 1],
+                            storage_order=storage_order)
+    g = helper.make_graph([node], "mp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                           helper.make_tensor_value_info("i", TensorProto.INT64, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 12)]).SerializeToString()
+    want = rt.InferenceSession(m, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    got = _cuda_session(m).run(None, {"x": x})
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@needs_gpu
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+def test_gpu_conv_add_relu_fuses_and_matches_cpu(dtype, tmp_path):
+    """Conv + bias + residual Add + Relu: one FusedConv on CUDA (its bias, Z and
+    Relu applied in one pass over Y), equal to the CPU provider's result."""
+    x, r = _rand((2, 8, 12, 12), dtype, 1), _rand((2, 8, 12, 12), dtype, 2)
+    w = numpy_helper.from_array(_rand((8, 8, 3, 3), dtype, 3) * dtype(0.2), "w")
+    b = numpy_helper.from_array(_rand((8,), dtype, 4), "b")
+    et = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["c", "r"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
+    g = helper.make_graph(nodes, "res", [helper.make_tensor_value_info("x", et, x.shape),
+                                         helper.make_tensor_value_info("r", et, r.shape)],
+                          [helper.make_tensor_value_info("y", et, None)], [w, b])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    feeds = {"x": x, "r": r}
+    got, _, by_op = _run_profiled(m, feeds, tmp_path)
+    # (The optimizer fuses float convolutions only; float16 keeps Conv.)
+    assert by_op.get("FusedConv" if dtype == np.float32 else "Conv") == {"CUDAExecutionProvider"}, by_op
+    want = rt.InferenceSession(m, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    tol = 1e-4 if dtype == np.float32 else 2e-2
+    np.testing.assert_allclose(got[0].astype(np.float32), want.astype(np.float32), rtol=tol, atol=tol)

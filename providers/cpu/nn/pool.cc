@@ -15,6 +15,7 @@
 #include "providers/cpu/common/fast_math.h"
 #include "providers/cpu/common/half_float.h"
 #include "providers/cpu/nn/depthwise_conv.h"
+#include "providers/cpu/nn/pool_geometry.h"
 #include "providers/cpu/quantization/qlinear_common.h"
 #include "providers/kernel.h"
 
@@ -40,47 +41,15 @@ struct PoolAxis {
 
 // The spatial dims padded to exactly three (leading dims of size 1), so one
 // loop nest serves 1-D, 2-D and 3-D pools.
-constexpr size_t kPoolDims = 3;
+constexpr size_t kPoolDims = pool::kMaxSpatialDims;
 
 template <PoolKind kKind>
 class PoolKernel final : public OpKernel {
  public:
   Status Init(const KernelInfo& info) {
-    const char* op = KindName(kKind);
-    kernel_ = info.AttrInts("kernel_shape");
-    ONYX_CHECK(!kernel_.empty(), ErrorCode::kInvalidGraph, op, ": attribute kernel_shape is required");
-    ONYX_CHECK(kernel_.size() <= kPoolDims, ErrorCode::kNotImplemented, op, ": ", kernel_.size(),
-               " spatial dims are not supported (at most ", kPoolDims, ")");
-    const size_t nd = kernel_.size();
-    for (int64_t v : kernel_)
-      ONYX_CHECK(v > 0, ErrorCode::kInvalidGraph, op, ": attribute kernel_shape has a non-positive value ", v);
-    strides_ = info.AttrInts("strides");
-    dilations_ = info.AttrInts("dilations");
-    pads_ = info.AttrInts("pads");
-    if (strides_.empty()) strides_.assign(nd, 1);
-    if (dilations_.empty()) dilations_.assign(nd, 1);
-    if (pads_.empty()) pads_.assign(2 * nd, 0);
-    ONYX_CHECK(strides_.size() == nd, ErrorCode::kInvalidGraph, op, ": attribute strides has ", strides_.size(),
-               " values but kernel_shape has ", nd);
-    ONYX_CHECK(dilations_.size() == nd, ErrorCode::kInvalidGraph, op, ": attribute dilations has ", dilations_.size(),
-               " values but kernel_shape has ", nd);
-    ONYX_CHECK(pads_.size() == 2 * nd, ErrorCode::kInvalidGraph, op, ": attribute pads has ", pads_.size(),
-               " values but needs ", 2 * nd);
-    for (int64_t v : strides_)
-      ONYX_CHECK(v > 0, ErrorCode::kInvalidGraph, op, ": attribute strides has a non-positive value ", v);
-    for (int64_t v : dilations_)
-      ONYX_CHECK(v > 0, ErrorCode::kInvalidGraph, op, ": attribute dilations has a non-positive value ", v);
-    for (int64_t v : pads_) ONYX_CHECK(v >= 0, ErrorCode::kInvalidGraph, op, ": attribute pads has a negative value ", v);
-    auto_pad_ = info.AttrString("auto_pad", "NOTSET");
-    ONYX_CHECK(auto_pad_ == "NOTSET" || auto_pad_ == "VALID" || auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER",
-               ErrorCode::kInvalidGraph, op, ": attribute auto_pad has unknown value '", auto_pad_, "'");
-    ceil_mode_ = info.AttrInt("ceil_mode", 0);
-    ONYX_CHECK(ceil_mode_ == 0 || ceil_mode_ == 1, ErrorCode::kInvalidGraph, op,
-               ": attribute ceil_mode must be 0 or 1, got ", ceil_mode_);
-    count_include_pad_ = info.AttrInt("count_include_pad", 0);
-    storage_order_ = info.AttrInt("storage_order", 0);
-    ONYX_CHECK(storage_order_ == 0 || storage_order_ == 1, ErrorCode::kInvalidGraph, op,
-               ": attribute storage_order must be 0 or 1, got ", storage_order_);
+    pool::Attrs a;
+    ONYX_RETURN_IF_ERROR(pool::ParseAttrs(info, KindName(kKind), &a));
+    attrs_ = std::move(a);
     channels_last_ = info.node().op_type == "NhwcMaxPool";
     return Status::OK();
   }
@@ -92,9 +61,9 @@ class PoolKernel final : public OpKernel {
     const char* op = channels_last_ ? "NhwcMaxPool" : KindName(kKind);
     const Tensor* x = nullptr;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
-    const size_t nd = kernel_.size();
+    const size_t nd = attrs_.kernel.size();
     ONYX_CHECK_ARG(x->dims().size() == nd + 2, op, ": input X ", ShapeToString(x->dims()), " must have rank ", nd + 2,
-                   " to match kernel_shape ", ShapeToString(kernel_));
+                   " to match kernel_shape ", ShapeToString(attrs_.kernel));
     if (channels_last_) return ComputeChannelsLast(ctx, *x);
     const Dims& xd = x->dims();
 
@@ -129,7 +98,7 @@ class PoolKernel final : public OpKernel {
   // maximum of the rows of C the window's taps read.
   Status ComputeChannelsLast(KernelContext& ctx, const Tensor& x) const {
     const Dims& xd = x.dims();
-    const size_t nd = kernel_.size();
+    const size_t nd = attrs_.kernel.size();
     Dims first{xd[0], xd.back()};  // [N, C, spatial...] for PlanAxis
     first.insert(first.end(), xd.begin() + 1, xd.end() - 1);
     PoolAxis axes[kPoolDims];
@@ -159,7 +128,7 @@ class PoolKernel final : public OpKernel {
   void RunChannelsLast(KernelContext& ctx, const T* xv, int64_t N, int64_t C, const PoolAxis* ax, T* y) const {
     const int64_t D = ax[0].in, H = ax[1].in, W = ax[2].in, OD = ax[0].out, OH = ax[1].out, OW = ax[2].out;
     const int64_t rows = N * OD * OH;  // rows of OW output positions
-    ThreadPool::For(ctx.threads(), rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(OW * C * ShapeSize(kernel_), 1)),
+    ThreadPool::For(ctx.threads(), rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(OW * C * ShapeSize(attrs_.kernel), 1)),
                     [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         const int64_t n = r / (OD * OH), od = (r / OH) % OD, oh = r % OH;
@@ -181,28 +150,9 @@ class PoolKernel final : public OpKernel {
   }
 
   Status PlanAxis(const Dims& xd, size_t j, PoolAxis* a) const {
-    const size_t nd = kernel_.size();
-    const int64_t in = xd[j + 2], k = kernel_[j], s = strides_[j], d = dilations_[j];
-    const int64_t keff = (k - 1) * d + 1;
-    int64_t pb = pads_[j], pe = pads_[j + nd], out = 0;
-    if (auto_pad_ == "VALID") {
-      pb = pe = 0;
-      out = in >= keff ? (in - keff) / s + 1 : 0;
-    } else if (auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER") {
-      out = (in + s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, (out - 1) * s + keff - in);
-      pb = auto_pad_ == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pe = total - pb;
-    } else {
-      const int64_t span = in + pb + pe - keff;
-      ONYX_CHECK_ARG(span >= 0, KindName(kKind), ": input X ", ShapeToString(xd), " is smaller than the (dilated) kernel ",
-                     ShapeToString(kernel_), " plus pads along spatial dim ", j);
-      out = (ceil_mode_ ? (span + s - 1) / s : span / s) + 1;
-      // The last window must start inside the input or the leading pad.
-      if (ceil_mode_ && (out - 1) * s >= in + pb) --out;
-    }
-    ONYX_CHECK_ARG(out > 0 || in == 0, KindName(kKind), ": input X ", ShapeToString(xd),
-                   " is smaller than the (dilated) kernel ", ShapeToString(kernel_), " along spatial dim ", j);
+    const int64_t in = xd[j + 2], k = attrs_.kernel[j], s = attrs_.strides[j], d = attrs_.dilations[j];
+    int64_t pb = 0, pe = 0, out = 0;
+    ONYX_RETURN_IF_ERROR(pool::AxisExtent(attrs_, KindName(kKind), xd, j, &out, &pb, &pe));
     a->in = in;
     a->out = out;
     a->dil = d;
@@ -254,7 +204,7 @@ class PoolKernel final : public OpKernel {
     }
     std::vector<Acc> wcount(OW);
     for (int64_t ow = 0; ow < OW; ++ow)
-      wcount[ow] = static_cast<Acc>(count_include_pad_ ? aw.incl[ow] : aw.hi[ow] - aw.lo[ow]);
+      wcount[ow] = static_cast<Acc>(attrs_.count_include_pad ? aw.incl[ow] : aw.hi[ow] - aw.lo[ow]);
     const T* xv = x.data<T>();
     const int64_t sw = aw.stride, dw = aw.dil, pw = aw.pad;
     // Float 1-D / 2-D pools at width strides 1 and 2: the vector planes.
@@ -265,7 +215,7 @@ class PoolKernel final : public OpKernel {
     // Averages: the window's count per output row (times wcount per column).
     std::vector<Acc> hcount(kKind == PoolKind::kAverage ? OH : 0);
     for (size_t oh = 0; oh < hcount.size(); ++oh)
-      hcount[oh] = static_cast<Acc>(count_include_pad_ ? ax[0].incl[0] * ax[1].incl[oh]
+      hcount[oh] = static_cast<Acc>(attrs_.count_include_pad ? ax[0].incl[0] * ax[1].incl[oh]
                                                        : (ax[0].hi[0] - ax[0].lo[0]) * (ax[1].hi[oh] - ax[1].lo[oh]));
     pool_planes::Geom pg;
     pg.W = W, pg.OW = OW, pg.KW = aw.k, pg.sw = sw, pg.pw = pw, pg.OH = OH, pg.dh = ax[1].dil;
@@ -273,7 +223,7 @@ class PoolKernel final : public OpKernel {
     pg.hstart = ax[1].start.data(), pg.hlo = ax[1].lo.data(), pg.hhi = ax[1].hi.data();
     if constexpr (kKind == PoolKind::kAverage && std::is_same<T, float>::value)
       pg.div_rows = hcount.data(), pg.div_cols = wcount.data();
-    ThreadPool::For(ctx.threads(), planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(out_plane * ShapeSize(kernel_), 1)),
+    ThreadPool::For(ctx.threads(), planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(out_plane * ShapeSize(attrs_.kernel), 1)),
                     [&](int64_t begin, int64_t end) {
       if constexpr (std::is_same<T, float>::value) {
         if (vector_planes) {
@@ -312,7 +262,7 @@ class PoolKernel final : public OpKernel {
             }
             if constexpr (kKind == PoolKind::kAverage) {
               const Acc dh = static_cast<Acc>(
-                  count_include_pad_ ? ax[0].incl[od] * ax[1].incl[oh]
+                  attrs_.count_include_pad ? ax[0].incl[od] * ax[1].incl[oh]
                                      : (ax[0].hi[od] - ax[0].lo[od]) * (ax[1].hi[oh] - ax[1].lo[oh]));
               for (int64_t ow = 0; ow < OW; ++ow) {
                 const Acc c = dh * wcount[ow];
@@ -334,9 +284,9 @@ class PoolKernel final : public OpKernel {
     const int64_t in_plane = D * H * W, out_plane = OD * OH * OW;
     const int64_t planes = x.dims()[0] * x.dims()[1];
     int64_t window = 1;
-    for (int64_t k : kernel_) window *= k;
+    for (int64_t k : attrs_.kernel) window *= k;
     const T* xv = x.data<T>();
-    const bool column_major = storage_order_ == 1;
+    const bool column_major = attrs_.storage_order == 1;
 
     ThreadPool::For(ctx.threads(), planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(out_plane * window, 1)),
                     [&](int64_t begin, int64_t end) {
@@ -374,11 +324,7 @@ class PoolKernel final : public OpKernel {
     });
   }
 
-  std::vector<int64_t> kernel_, strides_, dilations_, pads_;
-  std::string auto_pad_;
-  int64_t ceil_mode_ = 0;
-  int64_t count_include_pad_ = 0;
-  int64_t storage_order_ = 0;
+  pool::Attrs attrs_;
   bool channels_last_ = false;  // NhwcMaxPool
 };
 

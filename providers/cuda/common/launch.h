@@ -96,3 +96,15 @@ Status LaunchBatchNorm(ElemType t, int64_t n, int64_t c, int64_t spatial, float 
 
 }  // namespace cuda
 }  // namespace onyx
+
+namespace onyx {
+namespace cuda {
+
+// A convolution's output y ([n / (channels * spatial), channels, spatial],
+// n values) becomes act(y + bias[c] + z) in one pass; bias (channels values)
+// and z (y's shape) may be null, act is Relu or nothing.
+Status LaunchConvEpilogue(ElemType t, int64_t n, int64_t channels, int64_t spatial, const void* bias, const void* z,
+                          bool relu, void* y, cudaStream_t s);
+
+}  // namespace cuda
+}  // namespace onyx

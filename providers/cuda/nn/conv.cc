@@ -97,34 +97,20 @@ class ConvKernel final : public CudaKernel {
     double one_d = 1.0, zero_d = 0.0;
     const bool dbl = x->type() == ElemType::kDouble;
     const void* alpha = dbl ? static_cast<const void*>(&one_d) : &one;
-    const void* beta_one = alpha;
     const void* beta_zero = dbl ? static_cast<const void*>(&zero_d) : &zero;
-    if (z) {
-      // FusedConv's Z: Y starts as Z and the convolution adds to it.
+    if (z)
       ONYX_CHECK_ARG(z->dims() == ydims && z->type() == x->type(), "FusedConv input Z ", ShapeToString(z->dims()),
                      " must match the output ", ShapeToString(ydims));
-      ONYX_CUDA_RETURN_IF_ERROR(
-          cudaMemcpyAsync(y->raw(), z->raw(), z->bytes(), cudaMemcpyDeviceToDevice, stream()));
-    }
-    ONYX_RETURN_IF_ERROR(CudnnStatus(
-        dnn->cudnnConvolutionForward(env_.cudnn, alpha, xd.get(), x->raw(), wd.get(), w->raw(), cd.get(), choice.algo,
-                                     ws ? ws->raw() : nullptr, choice.workspace, z ? beta_one : beta_zero, yd.get(),
-                                     y->raw()),
-        "cudnnConvolutionForward"));
-    if (b) {
+    if (b)
       ONYX_CHECK_ARG(b->size() == m && b->type() == x->type(), "Conv bias B ", ShapeToString(b->dims()), " must have ",
                      m, " values");
-      // cudnnAddTensor wants the bias with the output's rank: [1, M, 1, ...]
-      // (TensorDesc pads a 1-D convolution's 3-D shapes to 4-D alike).
-      Dims bdims(ydims.size(), 1);
-      bdims[1] = m;
-      TensorDesc bd(dnn);
-      ONYX_RETURN_IF_ERROR(bd.Set(dt, bdims));
-      ONYX_RETURN_IF_ERROR(CudnnStatus(
-          dnn->cudnnAddTensor(env_.cudnn, alpha, bd.get(), b->raw(), beta_one, yd.get(), y->raw()), "cudnnAddTensor"));
-    }
-    if (relu_) return LaunchUnary(UnaryOp::kRelu, y->type(), y->size(), y->raw(), y->raw(), stream());
-    return Status::OK();
+    ONYX_RETURN_IF_ERROR(CudnnStatus(
+        dnn->cudnnConvolutionForward(env_.cudnn, alpha, xd.get(), x->raw(), wd.get(), w->raw(), cd.get(), choice.algo,
+                                     ws ? ws->raw() : nullptr, choice.workspace, beta_zero, yd.get(), y->raw()),
+        "cudnnConvolutionForward"));
+    // Bias, FusedConv's Z and Relu in one pass over Y.
+    return LaunchConvEpilogue(y->type(), y->size(), m, y->size() / (n * m), b ? b->raw() : nullptr,
+                              z ? z->raw() : nullptr, relu_, y->raw(), stream());
   }
 
  private:
