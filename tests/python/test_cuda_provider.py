@@ -692,29 +692,47 @@ _POOL_CASES = [
     ("AveragePool", (1, 2, 12), {"kernel_shape": [4], "strides": [3], "pads": [2, 1]}),
     ("AveragePool", (1, 2, 5, 6, 7), {"kernel_shape": [2, 3, 2], "strides": [2, 2, 2], "ceil_mode": 1}),
     ("MaxPool", (2, 3, 9, 9), {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
-    ("MaxPool", (2, 3, 10, 9), {"kernel_shape": [2, 3], "dilations": [2, 2], "pads": [1, 0, 2, 1]}),
+    ("MaxPool", (2, 3, 10, 9), {"kernel_shape": [2, 3], "dilations": [2, 2], "pads": [1, 0, 1, 2]}),
     ("MaxPool", (2, 3, 8, 7), {"kernel_shape": [3, 3], "strides": [2, 2], "auto_pad": "SAME_LOWER"}),
     ("MaxPool", (1, 2, 5, 6, 7), {"kernel_shape": [2, 2, 3], "pads": [1, 0, 1, 1, 1, 0]}),
     ("MaxPool", (1, 2, 12), {"kernel_shape": [3], "dilations": [3], "ceil_mode": 1, "strides": [2]}),
 ]
 
 
+def _pool_case_model(op, x, attrs):
+    et = helper.np_dtype_to_tensor_dtype(x.dtype)
+    g = helper.make_graph([helper.make_node(op, ["x"], ["y"], **attrs)], "pool",
+                          [helper.make_tensor_value_info("x", et, x.shape)], [helper.make_tensor_value_info("y", et, None)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8).SerializeToString()
+
+
+def _pool_case_on_cpu(op, x, attrs):
+    return rt.InferenceSession(_pool_case_model(op, x, attrs), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+
+
+def test_pool_cases_cpu_match_onnxruntime():
+    """The CUDA pool test's expected values: our CPU kernel against onnxruntime
+    on the same cases, in float32 (onnxruntime's CPU AveragePool has no double
+    kernel), no GPU needed."""
+    ort = pytest.importorskip("onnxruntime")
+    for k, (op, shape, attrs) in enumerate(_POOL_CASES):
+        x = _rand(shape, np.float32, k)
+        want = ort.InferenceSession(_pool_case_model(op, x, attrs), providers=["CPUExecutionProvider"]).run(
+            None, {"x": x})[0]
+        got = _pool_case_on_cpu(op, x, attrs)
+        assert got.shape == want.shape, (k, op, attrs, got.shape, want.shape)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg="case %d: %s %s" % (k, op, attrs))
+
+
 @needs_gpu
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64], ids=["f32", "f16", "f64"])
 def test_gpu_pools_every_attribute_run_on_cuda(dtype, tmp_path):
     cases = [(op, [_rand(shape, dtype, k)], attrs) for k, (op, shape, attrs) in enumerate(_POOL_CASES)]
-    # SAME pads: onnx's ReferenceEvaluator sizes Y by floor, (2, 3, 4, 3) for
-    # W = 7, stride 2, where the spec says ceil(7 / 2) = 4. onnxruntime 1.31
-    # gives 4 columns, the same values as our CPU kernel (checked by hand), so
-    # those cases are checked against the CPU provider.
-    wants = []
-    for op, inputs, attrs in cases:
-        if attrs.get("auto_pad", "NOTSET").startswith("SAME"):
-            one, feeds = _cases_model([(op, inputs, attrs)], 17)
-            wants.append(rt.InferenceSession(one.SerializeToString(), providers=["CPUExecutionProvider"])
-                         .run(None, feeds)[0])
-        else:
-            wants.append(None)
+    # Checked against the CPU provider, which test_pool_cases_cpu_match_onnxruntime
+    # holds to onnxruntime: onnx's ReferenceEvaluator sizes SAME-padded pools
+    # by floor ((2, 3, 4, 3) where the spec's ceil(7 / 2) gives 4 columns) and
+    # raises IndexError on the 3-D MaxPool with pads.
+    wants = [_pool_case_on_cpu(op, inputs[0], attrs) for op, inputs, attrs in cases]
     tol = 2e-3 if dtype == np.float16 else 1e-5
     _check_on_cuda(cases, tmp_path, rtol=tol, atol=tol, wants=wants)
 
