@@ -1,4 +1,8 @@
-// ReduceMean over any set of axes (one contiguous run: [outer, reduced, inner]).
+// The ONNX Reduce* operators over any set of axes: one kernel class for all
+// (the ReduceOp is a template argument), axes as an attribute or, from the
+// opset that made it one, as a host input; keepdims, noop_with_empty_axes.
+// ReduceMean over one contiguous run of axes ([outer, reduced, inner]) takes
+// its fast kernel; everything else the ReduceMap kernels (launch_reduce.cu).
 #include "providers/cuda/common/launch.h"
 #include "providers/cuda/cuda_kernel.h"
 
@@ -6,7 +10,8 @@ namespace onyx {
 namespace cuda {
 namespace {
 
-class ReduceMean final : public CudaKernel {
+template <ReduceOp kOp>
+class Reduce final : public CudaKernel {
  public:
   using CudaKernel::CudaKernel;
   Status Init(const KernelInfo& info) {
@@ -18,17 +23,22 @@ class ReduceMean final : public CudaKernel {
   Status Compute(KernelContext& ctx) const override {
     const Tensor* x;
     ONYX_RETURN_IF_ERROR(ctx.RequiredInput(0, &x));
+    if (!ReduceSupported(kOp, x->type()))
+      return MakeError(ErrorCode::kNotImplemented, "no CUDA kernel for element type ", ElemTypeName(x->type()));
     const int64_t r = static_cast<int64_t>(x->rank());
     std::vector<int64_t> axes = axes_;
-    if (const Tensor* t = ctx.Input(1)) axes.assign(t->data<int64_t>(), t->data<int64_t>() + t->size());
+    if (const Tensor* t = ctx.Input(1)) {
+      ONYX_CHECK_ARG(t->type() == ElemType::kInt64 && t->rank() <= 1, "input 'axes' must be a 1-D int64 tensor, got ",
+                     ElemTypeName(t->type()), ShapeToString(t->dims()));
+      axes.assign(t->data<int64_t>(), t->data<int64_t>() + t->size());
+    }
     std::vector<bool> reduce(r, axes.empty() && !noop_empty_);
     for (int64_t a : axes) {
       ONYX_CHECK_ARG(a >= -r && a < r, "axis ", a, " is out of range for rank ", r);
       reduce[a < 0 ? a + r : a] = true;
     }
-    // One contiguous run of reduced axes is [outer, reduced, inner]: the
-    // fast kernel. Any other set goes through the strided one. (Axes of
-    // size 1 reduce nothing and do not break a run.)
+    // One contiguous run of reduced axes is [outer, reduced, inner]. (Axes
+    // of size 1 reduce nothing and do not break a run.)
     int64_t first = -1, last = -1;
     bool contiguous = true;
     for (int64_t d = 0; d < r; ++d)
@@ -48,12 +58,11 @@ class ReduceMean final : public CudaKernel {
       else if (keepdims_) out.push_back(1);
     }
     Tensor* y = ctx.Output(0, out, x->type());
-    if (!contiguous) {
-      ReduceMap map;
-      ONYX_RETURN_IF_ERROR(MakeReduceMap(x->dims(), reduce, &map));
-      return LaunchReduceMeanAxes(x->type(), map, x->raw(), y->raw(), stream());
-    }
-    return LaunchReduceMean(x->type(), outer, red, inner, x->raw(), y->raw(), stream());
+    if (kOp == ReduceOp::kMean && contiguous && red > 0 && x->type() != ElemType::kDouble)
+      return LaunchReduceMean(x->type(), outer, red, inner, x->raw(), y->raw(), stream());
+    ReduceMap map;
+    ONYX_RETURN_IF_ERROR(MakeReduceMap(x->dims(), reduce, &map));
+    return LaunchReduce(kOp, x->type(), map, x->raw(), y->raw(), stream());
   }
 
  private:
@@ -61,10 +70,31 @@ class ReduceMean final : public CudaKernel {
   bool keepdims_ = true, noop_empty_ = false;
 };
 
+// Float types and double; Sum, Max and Min also int32 and int64.
+std::vector<ElemType> RealTypes() {
+  return {ElemType::kFloat, ElemType::kFloat16, ElemType::kBFloat16, ElemType::kDouble};
+}
+
 }  // namespace
 
-ONYX_REGISTER_CUDA_KERNEL(ReduceMean, "", "ReduceMean", 1, 17, FloatTypes());
-ONYX_REGISTER_CUDA_KERNEL(ReduceMean, "", "ReduceMean", 18, kMaxVersion, FloatTypes(), {1});
+// The opset that turned `axes` into input 1 (read on the host): 13 for
+// ReduceSum, 18 for the others.
+#define ONYX_REGISTER_CUDA_REDUCE(op, kind, types, axes_input_since)                                          \
+  ONYX_REGISTER_CUDA_KERNEL(Reduce<ReduceOp::kind>, "", op, 1, axes_input_since - 1, types);                   \
+  ONYX_REGISTER_CUDA_KERNEL(Reduce<ReduceOp::kind>, "", op, axes_input_since, kMaxVersion, types, {1})
+
+ONYX_REGISTER_CUDA_REDUCE("ReduceSum", kSum, ArithTypes(), 13);
+ONYX_REGISTER_CUDA_REDUCE("ReduceMean", kMean, RealTypes(), 18);
+ONYX_REGISTER_CUDA_REDUCE("ReduceMax", kMax, ArithTypes(), 18);
+ONYX_REGISTER_CUDA_REDUCE("ReduceMin", kMin, ArithTypes(), 18);
+ONYX_REGISTER_CUDA_REDUCE("ReduceProd", kProd, RealTypes(), 18);
+ONYX_REGISTER_CUDA_REDUCE("ReduceSumSquare", kSumSquare, RealTypes(), 18);
+ONYX_REGISTER_CUDA_REDUCE("ReduceL1", kL1, RealTypes(), 18);
+ONYX_REGISTER_CUDA_REDUCE("ReduceL2", kL2, RealTypes(), 18);
+ONYX_REGISTER_CUDA_REDUCE("ReduceLogSum", kLogSum, RealTypes(), 18);
+ONYX_REGISTER_CUDA_REDUCE("ReduceLogSumExp", kLogSumExp, RealTypes(), 18);
+
+#undef ONYX_REGISTER_CUDA_REDUCE
 
 }  // namespace cuda
 }  // namespace onyx
