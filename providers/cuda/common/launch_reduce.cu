@@ -130,11 +130,18 @@ __global__ void ReduceThreadKernel(ReduceMap m, const T* x, T* y) {
   }
 }
 
+// `v` combined over the warp; every lane gets it.
+template <ReduceOp kOp, typename A>
+__device__ __forceinline__ A WarpCombine(A v) {
+  for (int o = 16; o > 0; o >>= 1) v = Reducer<kOp, A>::Combine(v, __shfl_xor_sync(0xffffffff, v, o));
+  return v;
+}
+
 // `v` combined over the block (kThreads threads); every thread gets it.
 template <ReduceOp kOp, typename A>
 __device__ A BlockCombine(A v) {
   __shared__ A part[kThreads / 32];
-  for (int o = 16; o > 0; o >>= 1) v = Reducer<kOp, A>::Combine(v, __shfl_xor_sync(0xffffffff, v, o));
+  v = WarpCombine<kOp>(v);
   if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = v;
   __syncthreads();
   A r = part[0];
@@ -162,6 +169,32 @@ __global__ void ReduceBlockKernel(ReduceMap m, const T* x, T* y) {
       s = r.Combine(s, r.Map(Widen<A>(base[StridedOffset(m.red_rank, m.red_dims, m.red_strides, j)])));
     s = BlockCombine<kOp>(s);
     if (threadIdx.x == 0) y[o] = Narrow<T>(r.Finish(s, m.count));
+  }
+}
+
+// One warp per output element where the reduced elements run contiguously
+// (the last reduced axis has stride 1), so that the warp's loads coalesce.
+// `o` is the same for the whole warp: every lane takes part in the shuffles.
+template <ReduceOp kOp, typename T>
+__global__ void ReduceWarpKernel(ReduceMap m, const T* x, T* y) {
+  using A = typename Acc<T>::type;
+  const int lane = threadIdx.x & 31;
+  const int64_t per_block = blockDim.x / 32;
+  for (int64_t o = blockIdx.x * per_block + threadIdx.x / 32; o < m.n_out; o += int64_t(gridDim.x) * per_block) {
+    const T* base = x + StridedOffset(m.kept_rank, m.kept_dims, m.kept_strides, o);
+    Reducer<kOp, A> r;
+    if constexpr (kOp == ReduceOp::kLogSumExp) {
+      using Max = Reducer<ReduceOp::kMax, A>;
+      A mx = Max::Identity();
+      for (int64_t j = lane; j < m.count; j += 32)
+        mx = Max::Combine(mx, Widen<A>(base[StridedOffset(m.red_rank, m.red_dims, m.red_strides, j)]));
+      r.shift = Shift(WarpCombine<ReduceOp::kMax>(mx));
+    }
+    A s = r.Identity();
+    for (int64_t j = lane; j < m.count; j += 32)
+      s = r.Combine(s, r.Map(Widen<A>(base[StridedOffset(m.red_rank, m.red_dims, m.red_strides, j)])));
+    s = WarpCombine<kOp>(s);
+    if (lane == 0) y[o] = Narrow<T>(r.Finish(s, m.count));
   }
 }
 
@@ -200,13 +233,19 @@ bool DispatchReduce(ElemType t, F&& f) {
 template <ReduceOp kOp>
 bool Launch(ElemType t, const ReduceMap& map, const void* x, void* y, cudaStream_t s) {
   // A block per output when the outputs alone would not fill the GPU (a
-  // few thousand threads) and each combines many elements.
+  // few thousand threads) and each combines many elements; a warp per
+  // output when its elements are contiguous and more than a few; else a
+  // thread per output.
   const bool per_block = map.n_out < 4096 && map.count >= 512;
+  const bool per_warp = !per_block && map.count >= 32 && map.red_rank > 0 && map.red_strides[map.red_rank - 1] == 1;
   return DispatchReduce<kOp>(t, [&](auto v) {
     using T = decltype(v);
     if (per_block)
       ReduceBlockKernel<kOp, T><<<static_cast<unsigned>(map.n_out), kThreads, 0, s>>>(
           map, static_cast<const T*>(x), static_cast<T*>(y));
+    else if (per_warp)
+      ReduceWarpKernel<kOp, T><<<GridFor(map.n_out * 32), kThreads, 0, s>>>(map, static_cast<const T*>(x),
+                                                                            static_cast<T*>(y));
     else
       ReduceThreadKernel<kOp, T><<<GridFor(map.n_out), kThreads, 0, s>>>(map, static_cast<const T*>(x),
                                                                          static_cast<T*>(y));
