@@ -66,6 +66,16 @@ Status CheckOutputName(const OnyxIoBinding* binding, const char* name) {
   return Status::OK();
 }
 
+// Binds output `name` to `buffer` (null: allocated by each run, in memory
+// `device`), replacing an earlier binding of the name.
+void BindOutputEntry(OnyxIoBinding* binding, const std::string& name, std::shared_ptr<Tensor> buffer,
+                     const MemoryInfo& device) {
+  Upsert(binding->output_names, binding->output_buffers, name, std::move(buffer));
+  binding->output_devices.resize(binding->output_buffers.size());
+  const auto it = std::find(binding->output_names.begin(), binding->output_names.end(), name);
+  binding->output_devices[static_cast<size_t>(it - binding->output_names.begin())] = device;
+}
+
 OnyxStatus* IoBindingBindOutput(OnyxIoBinding* binding, const char* name, const OnyxValue* value) {
   API_BEGIN
   API_CHECK_NOT_NULL(binding);
@@ -85,7 +95,7 @@ OnyxStatus* IoBindingBindOutput(OnyxIoBinding* binding, const char* name, const 
                                                    " memory, which this session cannot write (it runs on: ",
                                                    runs_on, ")"));
   }
-  Upsert(binding->output_names, binding->output_buffers, name, t);
+  BindOutputEntry(binding, name, t, MemoryInfo());
   API_END
 }
 
@@ -95,11 +105,14 @@ OnyxStatus* IoBindingBindOutputToDevice(OnyxIoBinding* binding, const char* name
   API_CHECK_NOT_NULL(name);
   API_CHECK_NOT_NULL(info);
   API_RETURN_IF_ERROR(CheckOutputName(binding, name));
-  if (info->info.device != DeviceType::kCpu)
-    return NewStatus(ONYX_INVALID_ARGUMENT, StrCat("bind_output: cannot allocate '", name, "' on device ",
-                                                   info->info.name, ": outputs are allocated in CPU memory; to keep "
-                                                   "one on the GPU, bind a device buffer of its shape"));
-  Upsert(binding->output_names, binding->output_buffers, name, std::shared_ptr<Tensor>());
+  // Device memory (mem type default) of a device this session runs on: the
+  // run leaves the output there, allocated at the shape it computes. The CPU
+  // mem types of a device's info ("Cuda" with ONYX_MEM_CPU_OUTPUT) are host
+  // memory.
+  MemoryInfo where = info->info.mem_type == ONYX_MEM_DEFAULT ? info->info : MemoryInfo();
+  Status st = binding->session->CheckOutputDevice(name, where);
+  if (!st.ok()) return NewStatus(ONYX_INVALID_ARGUMENT, "bind_output: " + st.message());
+  BindOutputEntry(binding, name, std::shared_ptr<Tensor>(), where);
   API_END
 }
 
@@ -153,6 +166,7 @@ void IoBindingClearBoundOutputs(OnyxIoBinding* binding) {
   if (!binding) return;
   binding->output_names.clear();
   binding->output_buffers.clear();
+  binding->output_devices.clear();
   binding->result_names.clear();
   binding->results.clear();
   binding->has_run = false;
@@ -161,7 +175,8 @@ void IoBindingClearBoundOutputs(OnyxIoBinding* binding) {
 OnyxStatus* IoBindingSynchronize(OnyxIoBinding* binding) {
   API_BEGIN
   API_CHECK_NOT_NULL(binding);
-  // Every value this build binds lives in host memory: nothing is in flight.
+  // Runs end by synchronizing their device streams, and device values are
+  // made (ValueCreateTensorOnDevice) synchronously: nothing is in flight.
   API_END
 }
 
@@ -179,7 +194,8 @@ OnyxStatus* SessionRunWithBinding(OnyxSession* session, const OnyxRunOptions* ru
   std::vector<std::string> names = binding->output_names;
   std::vector<Value> results;
   API_RETURN_IF_ERROR(session->session->Run(run_options ? &run_options->options : nullptr, binding->input_names,
-                                            feeds, names, &results, &binding->output_buffers));
+                                            feeds, names, &results, &binding->output_buffers,
+                                            &binding->output_devices));
   binding->result_names = std::move(names);
   binding->results = std::move(results);
   binding->has_run = true;

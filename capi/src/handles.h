@@ -67,6 +67,9 @@ struct OnyxIoBinding {
   std::vector<std::string> output_names;
   // Per bound output: the caller's tensor, or null to allocate at each run.
   std::vector<std::shared_ptr<onyx::Tensor>> output_buffers;
+  // Per bound output without a buffer: the memory the run returns it in
+  // (IoBindingBindOutputToDevice; host memory for the rest).
+  std::vector<onyx::MemoryInfo> output_devices;
   // What the last successful run produced, one per bound output.
   std::vector<std::string> result_names;
   std::vector<onyx::Value> results;

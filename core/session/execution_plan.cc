@@ -317,6 +317,7 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
   for (const auto& o : graph.outputs) keep.insert(plan->SlotOf(o.name));
   for (const auto& in : graph.inputs) keep.insert(plan->SlotOf(in.name));
   for (const auto& c : plan->constants_) keep.insert(c.first);
+  if (placement) keep.insert(placement->device_kept().begin(), placement->device_kept().end());
   if (options.release_intermediates) {
     for (size_t s = 0; s < n; ++s)
       if (last_use[s] >= 0 && !keep.count(static_cast<int>(s)))

@@ -80,6 +80,14 @@ class ExecutionPlan {
   int PresetAlias(int slot) const {
     return slot < static_cast<int>(preset_alias_.size()) ? preset_alias_[slot] : -1;
   }
+  // For the host slot of a graph output a device kernel produces: its device
+  // slot, which a run asked to leave the output on the device reads (the
+  // output's copy to the host is then skipped, or, where a host node reads
+  // the value too, the device version is kept to the end of the run); -1
+  // otherwise.
+  int DeviceTwin(int slot) const {
+    return slot < static_cast<int>(device_twin_.size()) ? device_twin_[slot] : -1;
+  }
 
   // Runs all nodes. `values` has one entry per slot; feeds are already placed.
   // Constants are filled here. Graph-output slots keep their values on return.
@@ -97,9 +105,14 @@ class ExecutionPlan {
   // `inter_op`: the pool a parallel plan (PlanOptions::parallel) runs
   // independent nodes on, the caller's thread taking part; null (or a
   // sequential plan) runs the nodes one by one in plan order.
+  // `on_device` (null, or one flag per slot): graph outputs the caller wants
+  // in device memory (IOBinding's bind_output to a device): the step copying
+  // such an output to the host is skipped and its host slot gets the device
+  // value instead.
   Status Execute(std::vector<Value>& values, const std::vector<std::shared_ptr<Tensor>>* presets,
                  const RunOptions* run_options, ThreadPool* threads, Profiler* profiler,
-                 const KernelContext* outer = nullptr, ThreadPool* inter_op = nullptr) const;
+                 const KernelContext* outer = nullptr, ThreadPool* inter_op = nullptr,
+                 const std::vector<char>* on_device = nullptr) const;
   size_t num_slots() const { return slot_names_.size(); }
   const std::string& slot_name(int slot) const { return slot_names_[slot]; }
   // Node names in execution order (for tests and the profiler).
@@ -126,13 +139,16 @@ class ExecutionPlan {
     // Per output: the input whose bytes it may view (KernelContext::
     // OutputView), or -1; empty when none may.
     std::vector<int> views;
+    // A copy step whose only job is moving a graph output to the host
+    // (DevicePlacement::Finish): skipped for outputs wanted on the device.
+    bool output_copy = false;
   };
   friend class DevicePlacement;  // execution_plan_placement.cc: copies between devices
   // Runs one step: the terminate flag, its inputs, the kernel (exceptions
   // become statuses naming the node), its outputs, its profile event.
   Status RunStep(const Step& step, std::vector<Value>& values, const std::vector<std::shared_ptr<Tensor>>* presets,
                  const RunOptions* run_options, ThreadPool* threads, Profiler* profiler, const KernelContext* outer,
-                 MemPatternRun* pattern) const;
+                 MemPatternRun* pattern, const std::vector<char>* on_device = nullptr) const;
   // Execute for a parallel plan (execution_plan_parallel.cc).
   Status ExecuteParallel(std::vector<Value>& values, const std::vector<std::shared_ptr<Tensor>>* presets,
                          const RunOptions* run_options, ThreadPool* threads, Profiler* profiler,
@@ -168,6 +184,7 @@ class ExecutionPlan {
   // The copy steps' nodes (names and ops for errors and profiles).
   std::deque<Node> copy_nodes_;
   std::vector<int> preset_alias_;  // see PresetAlias; empty without device providers
+  std::vector<int> device_twin_;   // see DeviceTwin; empty without device providers
   // Per slot: the slot whose buffer it may view (itself when it has its own
   // bytes). Views of views lead back to the slot that owns the bytes.
   std::vector<int> view_root_;

@@ -71,7 +71,14 @@ void ExecutionPlan::RecordNode(Profiler* profiler, const Step& step, const std::
 Status ExecutionPlan::RunStep(const Step& step, std::vector<Value>& values,
                               const std::vector<std::shared_ptr<Tensor>>* presets, const RunOptions* run_options,
                               ThreadPool* threads, Profiler* profiler, const KernelContext* outer,
-                              MemPatternRun* pattern) const {
+                              MemPatternRun* pattern, const std::vector<char>* on_device) const {
+  if (step.output_copy && on_device && (*on_device)[step.outputs[0]]) {
+    // The caller wants this graph output where it was made: no copy, the
+    // host slot hands the device value over (the device slot is released
+    // after this step as planned).
+    values[step.outputs[0]] = values[step.inputs[0]];
+    return Status::OK();
+  }
   if ((run_options && run_options->terminate.load()) || (outer && outer->terminate_requested()))
     return MakeError(ErrorCode::kRuntimeException, "Exiting due to terminate flag being set to true.");
   for (int s : step.inputs) {
@@ -111,7 +118,8 @@ Status ExecutionPlan::RunStep(const Step& step, std::vector<Value>& values,
 
 Status ExecutionPlan::Execute(std::vector<Value>& values, const std::vector<std::shared_ptr<Tensor>>* presets,
                               const RunOptions* run_options, ThreadPool* threads, Profiler* profiler,
-                              const KernelContext* outer, ThreadPool* inter_op) const {
+                              const KernelContext* outer, ThreadPool* inter_op,
+                              const std::vector<char>* on_device) const {
   if (parallel_ && inter_op != nullptr) {
     for (const auto& c : constants_)
       if (!values[c.first].HasValue()) values[c.first] = Value(c.second);
@@ -125,7 +133,8 @@ Status ExecutionPlan::Execute(std::vector<Value>& values, const std::vector<std:
   for (const Step& step : steps_) {
     if (pattern) pattern->BeginStep(static_cast<int>(&step - steps_.data()));
     ONYX_RETURN_IF_ERROR(
-        RunStep(step, values, presets, run_options, threads, profiler, outer, pattern ? &*pattern : nullptr));
+        RunStep(step, values, presets, run_options, threads, profiler, outer, pattern ? &*pattern : nullptr,
+                on_device));
     for (int r : step.release) {
       if (pattern) pattern->Releasing(r, values[r]);
       values[r] = Value();

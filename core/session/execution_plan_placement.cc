@@ -164,8 +164,17 @@ void DevicePlacement::Finish() {
     auto dev = produced_on_.find(o.name);
     const bool copied_here = dev != produced_on_.end() && !on_host_.count(o.name);
     ToHost(o.name);
-    if (!copied_here) continue;
+    if (dev == produced_on_.end()) continue;
     const int from = slot_(o.name + "@" + dev->second->Name()), to = slot_(o.name);
+    if (plan_->device_twin_.size() <= static_cast<size_t>(to)) plan_->device_twin_.resize(to + 1, -1);
+    plan_->device_twin_[to] = from;
+    if (!copied_here) {
+      // A host node reads it too, so its copy runs anyway: the device
+      // version stays to the end of the run for a caller wanting it there.
+      device_kept_.push_back(from);
+      continue;
+    }
+    plan_->steps_.back().output_copy = true;
     if (plan_->preset_alias_.size() <= static_cast<size_t>(from)) plan_->preset_alias_.resize(from + 1, -1);
     plan_->preset_alias_[from] = to;
   }

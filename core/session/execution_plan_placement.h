@@ -45,6 +45,10 @@ class DevicePlacement {
   void Implicit(const std::string& name) { ToHost(name); }
   // Copies of graph outputs held on a device into their host slots.
   void Finish();
+  // Device slots of graph outputs that a host node also reads (their copy
+  // step is shared): never released by the plan, so a run can hand the
+  // device version out (ExecutionPlan::DeviceTwin). Valid after Finish.
+  const std::vector<int>& device_kept() const { return device_kept_; }
 
  private:
   bool IsFeed(const std::string& name) const { return feeds_.count(name) != 0; }
@@ -68,6 +72,7 @@ class DevicePlacement {
   std::unordered_set<std::string> on_host_;
   // Copy slots made so far: (name, device or null for host) -> slot.
   std::map<std::pair<std::string, ExecutionProvider*>, int> copies_;
+  std::vector<int> device_kept_;
 };
 
 }  // namespace onyx

@@ -147,6 +147,33 @@ Status CopyIntoBound(const std::string& name, const Value& v, Tensor* bound, con
   return Status::OK();
 }
 
+// Output `name` (host slot `slot` of the run's `values`) in the memory of
+// `device`: the device version a device kernel made (its copy to the host
+// was skipped, or kept alongside it), else a copy of the host value.
+Status OutputOnDevice(const std::string& name, const std::vector<Value>& values, int slot, const ExecutionPlan& plan,
+                      const ExecutionProvider& device, Value* out) {
+  const Value* v = &values[slot];
+  const int twin = plan.DeviceTwin(slot);
+  if (twin >= 0 && values[twin].HasValue() && !(v->IsTensor() && v->tensor().location().device == device.Device()))
+    v = &values[twin];
+  const MemoryInfo& where = device.GetAllocator()->Info();
+  ONYX_CHECK_ARG(v->IsTensor(), "output '", name, "' is bound to ", where.name,
+                 " memory but is not a tensor (only tensors live in device memory)");
+  const Tensor& t = v->tensor();
+  if (t.location().device == where.device && t.location().device_id == where.device_id) {
+    *out = *v;
+    return Status::OK();
+  }
+  ONYX_CHECK_ARG(t.type() != ElemType::kString, "output '", name, "' is bound to ", where.name,
+                 " memory but is a string tensor, which device memory cannot hold");
+  auto copy = std::make_shared<Tensor>(t.type(), t.dims(), device.GetAllocator());
+  Status st = device.CopyTensor(t, copy.get());
+  if (st.ok()) st = device.Synchronize();  // the host value goes with the run's slots
+  if (!st.ok()) return st.WithContext("copying output '" + name + "' to " + where.name + " memory: ");
+  *out = Value(std::move(copy));
+  return Status::OK();
+}
+
 // Marks `slot` as handed out to the caller; true when it already was. The
 // flags are allocated on first use (one per slot).
 bool HandedOutBefore(std::vector<char>* flags, int slot, size_t num_slots) {
@@ -567,7 +594,8 @@ void Session::IndexInputsAndOutputs() {
 
 Status Session::Run(const RunOptions* run_options, const std::vector<std::string>& input_names,
                     const std::vector<const Value*>& feeds, const std::vector<std::string>& output_names,
-                    std::vector<Value>* outputs, const std::vector<std::shared_ptr<Tensor>>* bound_outputs) const {
+                    std::vector<Value>* outputs, const std::vector<std::shared_ptr<Tensor>>* bound_outputs,
+                    const std::vector<MemoryInfo>* output_devices) const {
   ONYX_CHECK_ARG(input_names.size() == feeds.size(), "got ", input_names.size(), " input names but ", feeds.size(),
                  " input values");
   std::vector<size_t> feed_indices(input_names.size());
@@ -585,13 +613,37 @@ Status Session::Run(const RunOptions* run_options, const std::vector<std::string
   }
   return RunIndexed(run_options, feed_indices.data(), feeds.data(), feeds.size(),
                     output_names.empty() ? nullptr : output_indices.data(),
-                    output_names.empty() ? output_slots_.size() : output_names.size(), outputs, bound_outputs);
+                    output_names.empty() ? output_slots_.size() : output_names.size(), outputs, bound_outputs,
+                    output_devices);
+}
+
+const ExecutionProvider* Session::DeviceProvider(const MemoryInfo& memory) const {
+  if (memory.device == DeviceType::kCpu) return nullptr;
+  for (const auto& p : providers_)
+    if (p->Device() == memory.device && p->GetAllocator()->Info().device_id == memory.device_id) return p.get();
+  return nullptr;
+}
+
+Status Session::CheckOutputDevice(const std::string& output, const MemoryInfo& memory) const {
+  if (memory.device == DeviceType::kCpu || DeviceProvider(memory)) return Status::OK();
+  std::string runs_on;
+  for (const auto& p : providers_) {
+    runs_on += (runs_on.empty() ? "" : ", ") + p->Name();
+    if (p->Device() == memory.device)
+      return MakeError(ErrorCode::kInvalidArgument, "output '", output, "' is bound to ", memory.name, " device ",
+                       memory.device_id, " but this session's ", p->Name(), " runs on device ",
+                       p->GetAllocator()->Info().device_id);
+  }
+  return MakeError(ErrorCode::kInvalidArgument, "output '", output, "' cannot be allocated in ", memory.name,
+                   " memory: no provider of this session runs on that device (it runs on: ", runs_on,
+                   "); create the session with that device's execution provider, or bind the output to 'cpu'");
 }
 
 Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_indices, const Value* const* feeds,
                            size_t feed_count, const size_t* output_indices, size_t output_count,
                            std::vector<Value>* outputs,
-                           const std::vector<std::shared_ptr<Tensor>>* bound_outputs) const {
+                           const std::vector<std::shared_ptr<Tensor>>* bound_outputs,
+                           const std::vector<MemoryInfo>* output_devices) const {
   const size_t n_feedable = feed_slots_.size();
   ONYX_CHECK_ARG(feed_count == 0 || (feed_indices && feeds), "feed indices or values are NULL");
   std::vector<Value> values(plan_->num_slots());
@@ -666,6 +718,22 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
       if (plan_->IsNodeOutput(slot)) presets[slot] = (*bound_outputs)[i];
     }
   }
+  // Outputs to return in device memory: their copies to the host are skipped.
+  ONYX_CHECK_ARG(!output_devices || output_devices->size() == output_count, "got ", output_count,
+                 " output names but ", output_devices ? output_devices->size() : 0, " output devices");
+  auto device_of = [&](size_t i) -> const MemoryInfo* {
+    if (!output_devices || (bound_outputs && (*bound_outputs)[i])) return nullptr;
+    const MemoryInfo& m = (*output_devices)[i];
+    return m.device == DeviceType::kCpu ? nullptr : &m;
+  };
+  std::vector<char> on_device;
+  for (size_t i = 0; i < output_count; ++i) {
+    const MemoryInfo* m = device_of(i);
+    if (!m) continue;
+    ONYX_RETURN_IF_ERROR(CheckOutputDevice(graph_outputs[wanted(i)].name, *m));
+    if (on_device.empty()) on_device.resize(plan_->num_slots(), 0);
+    on_device[output_slots_[wanted(i)]] = 1;
+  }
 
   if (run_options && !run_options->config.empty())
     ONYX_RETURN_IF_ERROR(CheckConfigKeys(run_options->config, ConfigScope::kRun));
@@ -681,7 +749,7 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
     ScopedDenormalAsZero daz(denormal_as_zero_);
     RunningScope running(*this);
     run_status = plan_->Execute(values, presets.empty() ? nullptr : &presets, run_options, thread_pool_.get(), profiler,
-                                nullptr, inter_op_pool_.get());
+                                nullptr, inter_op_pool_.get(), on_device.empty() ? nullptr : &on_device);
   }
   // The run's intermediates are back in the arena by now; shrink even when
   // the run failed, as onnxruntime does. A run that recorded a memory pattern
@@ -712,6 +780,12 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
       result.push_back(*sparse->second);
       continue;
     }
+    if (const MemoryInfo* m = device_of(i)) {
+      Value out;
+      ONYX_RETURN_IF_ERROR(OutputOnDevice(name, values, s, *plan_, *DeviceProvider(*m), &out));
+      result.push_back(std::move(out));
+      continue;
+    }
     if (bound_outputs && (*bound_outputs)[i]) {
       const std::shared_ptr<Tensor>& bound = (*bound_outputs)[i];
       const ExecutionProvider* device = nullptr;
@@ -719,6 +793,15 @@ Status Session::RunIndexed(const RunOptions* run_options, const size_t* feed_ind
         if (!device && p->Device() != DeviceType::kCpu) device = p.get();
       ONYX_RETURN_IF_ERROR(CopyIntoBound(name, v, bound.get(), device));
       result.emplace_back(bound);
+      continue;
+    }
+    if (!on_device.empty() && on_device[s] && v.IsTensor() && v.tensor().location().device != DeviceType::kCpu &&
+        plan_->DeviceTwin(s) >= 0) {
+      // Asked for twice, once on the device: the host's copy was skipped.
+      const Tensor& t = v.tensor();
+      Tensor host(t.type(), t.dims());
+      ONYX_RETURN_IF_ERROR(DeviceProvider(t.location())->CopyTensor(t, &host));
+      result.emplace_back(std::move(host));
       continue;
     }
     // Only tensors this run produced can be handed over without a copy;

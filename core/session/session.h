@@ -55,9 +55,20 @@ class Session {
   // buffers (IOBinding): a non-null entry's output is written into it in
   // place (copied in when it is not produced by a node), and the run fails
   // with INVALID_ARGUMENT when the output's type or shape differs from it.
+  // `output_devices` (null, or one entry per wanted output) says where an
+  // output without a buffer is returned (IOBinding's bind_output to a
+  // device, onnxruntime's BindOutputToDevice): in host memory, or in the
+  // memory of a device provider of this session (CheckOutputDevice), with
+  // the shape the run computes. An output a device kernel makes stays there
+  // (its copy to the host is skipped); one made on the host is copied over.
   Status Run(const RunOptions* run_options, const std::vector<std::string>& input_names,
              const std::vector<const Value*>& feeds, const std::vector<std::string>& output_names,
-             std::vector<Value>* outputs, const std::vector<std::shared_ptr<Tensor>>* bound_outputs = nullptr) const;
+             std::vector<Value>* outputs, const std::vector<std::shared_ptr<Tensor>>* bound_outputs = nullptr,
+             const std::vector<MemoryInfo>* output_devices = nullptr) const;
+  // OK when outputs may be returned in `memory` (host memory, or the device
+  // of one of this session's device providers); else INVALID_ARGUMENT
+  // naming `output` and why.
+  Status CheckOutputDevice(const std::string& output, const MemoryInfo& memory) const;
   // Run by position, for callers that resolved names once (the C API's
   // SessionRunTensors): `feed_indices[i]` numbers inputs() then
   // overridable_initializers(); `output_indices` numbers outputs(), null
@@ -65,7 +76,8 @@ class Session {
   // Otherwise as Run.
   Status RunIndexed(const RunOptions* run_options, const size_t* feed_indices, const Value* const* feeds,
                     size_t feed_count, const size_t* output_indices, size_t output_count, std::vector<Value>* outputs,
-                    const std::vector<std::shared_ptr<Tensor>>* bound_outputs = nullptr) const;
+                    const std::vector<std::shared_ptr<Tensor>>* bound_outputs = nullptr,
+                    const std::vector<MemoryInfo>* output_devices = nullptr) const;
   // The session's intra-op pool (run_async schedules whole runs on it).
   ThreadPool* thread_pool() const { return thread_pool_.get(); }
   // Node names in the order a run executes them.
@@ -88,6 +100,9 @@ class Session {
   // provider without the caller having asked for it (or asked for both).
   Status CheckCpuFallback(const SessionOptions& options) const;
   void ApplyFreeDimensionOverrides(const SessionOptions& options);
+  // The device provider whose memory `memory` names; null for host memory
+  // or a device this session has no provider for.
+  const ExecutionProvider* DeviceProvider(const MemoryInfo& memory) const;
   // Parses the run's kRunArenaShrinkKey entry: *shrink_cpu is set when the
   // session's CPU arena is named; unknown devices and ids are errors.
   Status ArenasToShrink(const RunOptions* run_options, bool* shrink_cpu) const;

@@ -685,6 +685,26 @@ static void test_iobinding(OnyxSession* s, const OnyxMemoryInfo* mem, const Onyx
   CHECK(wrong == NULL, "out left unchanged on failure");
   OK(g_api->IoBindingSynchronizeInputs(b));
   OK(g_api->IoBindingSynchronizeOutputs(b));
+  /* Device memory this (CPU-only) session has no provider for: refused,
+   * naming the output; the host side of a device ("Cuda" with a CPU mem
+   * type) is host memory. */
+  {
+    OnyxMemoryInfo* cuda = NULL;
+    OnyxStatus* st;
+    if (OK(g_api->MemoryInfoCreate("Cuda", ONYX_ARENA_ALLOCATOR, 0, ONYX_MEM_DEFAULT, &cuda))) {
+      st = g_api->IoBindingBindOutputToDevice(b, out_name, cuda);
+      CHECK(st != NULL && g_api->StatusGetCode(st) == ONYX_INVALID_ARGUMENT &&
+                strstr(g_api->StatusGetMessage(st), "cannot be allocated in Cuda memory") != NULL &&
+                strstr(g_api->StatusGetMessage(st), out_name) != NULL,
+            "BindOutputToDevice(Cuda) on a CPU session: %s", st ? g_api->StatusGetMessage(st) : "succeeded");
+      g_api->StatusRelease(st);
+      g_api->MemoryInfoRelease(cuda);
+    }
+    if (OK(g_api->MemoryInfoCreate("Cuda", ONYX_ARENA_ALLOCATOR, 0, ONYX_MEM_CPU_OUTPUT, &cuda))) {
+      OK(g_api->IoBindingBindOutputToDevice(b, out_name, cuda));
+      g_api->MemoryInfoRelease(cuda);
+    }
+  }
   g_api->IoBindingClearBoundInputs(b);
   EXPECT_CODE(g_api->SessionRunWithBinding(s, NULL, b), ONYX_INVALID_ARGUMENT); /* missing input */
   g_api->IoBindingClearBoundOutputs(b);

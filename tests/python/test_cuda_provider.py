@@ -775,3 +775,368 @@ def test_gpu_conv_add_relu_fuses_and_matches_cpu(dtype, tmp_path):
     want = rt.InferenceSession(m, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
     tol = 1e-4 if dtype == np.float32 else 2e-2
     np.testing.assert_allclose(got[0].astype(np.float32), want.astype(np.float32), rtol=tol, atol=tol)
+
+
+# ---- Reductions: every Reduce* operator on the ReduceMap kernels ----------
+
+_REDUCE_OPS = ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1",
+               "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"]
+
+
+def _reduce_input(op, shape, dtype, seed):
+    """Inputs each operator can take at the test's tolerances: positive for
+    LogSum, near 1 for Prod (no overflow or underflow in float16)."""
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    if op == "ReduceLogSum":
+        x = np.abs(x) + 0.5
+    elif op == "ReduceProd":
+        x = 1 + x * 0.02
+    return x.astype(dtype)
+
+
+def _reduce_cases(op, dtype, opset):
+    """(op, inputs, attrs) for axes runs and sets (_REDUCE_CASES), every axis
+    (none given), negative axes and, where the opset has it,
+    noop_with_empty_axes; axes as an attribute or an input as `opset` says."""
+    axes_input = opset >= (13 if op == "ReduceSum" else 18)
+    # _REDUCE_CASES, all axes, then by kernel: a block per output (700
+    # elements each), a warp per output (contiguous runs of 32 to 511), a
+    # thread per output (strided, or short).
+    shapes = [(s, a, kd) for s, a, kd in _REDUCE_CASES] + [((3, 4, 5), None, 1), ((3, 4, 5), None, 0),
+                                                           ((4, 1, 700), [2], 1), ((64, 100), [1], 0),
+                                                           ((3, 40, 50), [-1], 1), ((50, 40, 3), [1], 0),
+                                                           ((5, 6), [-1], 0)]
+    cases = []
+    for k, (shape, axes, kd) in enumerate(shapes):
+        x = _reduce_input(op, shape, dtype, 10 + k)
+        if axes is None:
+            cases.append((op, [x], {"keepdims": kd}))
+        elif axes_input:
+            cases.append((op, [x, np.array(axes, np.int64)], {"keepdims": kd}))
+        else:
+            cases.append((op, [x], {"axes": axes, "keepdims": kd}))
+    if axes_input:  # noop_with_empty_axes: no reduction, the mapping alone (x^2, |x|, log x...)
+        cases.append((op, [_reduce_input(op, (2, 3), dtype, 30)], {"noop_with_empty_axes": 1}))
+    return cases
+
+
+@needs_gpu
+@pytest.mark.parametrize("opset", [11, 18])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64], ids=["f32", "f16", "f64"])
+@pytest.mark.parametrize("op", _REDUCE_OPS)
+def test_gpu_reductions_match_reference(op, dtype, opset, tmp_path):
+    tol = {np.float32: 1e-4, np.float16: 4e-3, np.float64: 1e-9}[dtype]
+    cases = _reduce_cases(op, dtype, opset)
+    wants = None
+    if dtype == np.float16:
+        # The kernel accumulates in double and rounds once; numpy's float16
+        # sums round at every step. The reference runs on the same values in
+        # float32, rounded to float16 at the end.
+        from onnx.reference import ReferenceEvaluator
+        wants = []
+        for c_op, inputs, attrs in cases:
+            wide = [x.astype(np.float32) if x.dtype == np.float16 else x for x in inputs]
+            m, feeds = _cases_model([(c_op, wide, attrs)], opset)
+            wants.append(ReferenceEvaluator(m).run(None, feeds)[0].astype(np.float16))
+    _check_on_cuda(cases, tmp_path, opset=opset, rtol=tol, atol=tol, wants=wants)
+
+
+def _bf16_round(x):
+    """float32 values rounded to bfloat16's precision (to nearest even)."""
+    u = np.ascontiguousarray(x, np.float32).view(np.uint32)
+    u = (u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)
+    return u.view(np.float32)
+
+
+@needs_gpu
+@pytest.mark.parametrize("op", _REDUCE_OPS)
+def test_gpu_reductions_bfloat16(op, tmp_path):
+    """X (float) -> Cast to bfloat16 -> Reduce* on CUDA -> Cast to float,
+    against the reference on the rounded input (bfloat16 keeps 8 bits)."""
+    from onnx.reference import ReferenceEvaluator
+    x = _bf16_round(_reduce_input(op, (4, 6, 40), np.float32, 40))
+    axes = numpy_helper.from_array(np.array([0, 2], np.int64), "axes")
+    nodes = [helper.make_node("Cast", ["x"], ["xb"], to=TensorProto.BFLOAT16),
+             helper.make_node(op, ["xb", "axes"], ["rb"], keepdims=0, name="reduce"),
+             helper.make_node("Cast", ["rb"], ["y"], to=TensorProto.FLOAT)]
+    g = helper.make_graph(nodes, "bf16", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [axes])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    got, by_node, _ = _run_profiled(m.SerializeToString(), {"x": x}, tmp_path)
+    assert by_node.get("reduce") == {"CUDAExecutionProvider"}, by_node
+    ref = helper.make_graph([helper.make_node(op, ["x", "axes"], ["y"], keepdims=0)], "f32",
+                            [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [axes])
+    want = ReferenceEvaluator(helper.make_model(ref, opset_imports=[helper.make_opsetid("", 18)])).run(
+        None, {"x": x})[0]
+    np.testing.assert_allclose(got[0], _bf16_round(want), rtol=1e-2, atol=1e-2)
+
+
+@needs_gpu
+@pytest.mark.parametrize("itype", [TensorProto.INT32, TensorProto.INT64], ids=["i32", "i64"])
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMax", "ReduceMin"])
+def test_gpu_integer_reductions_on_device_values(op, itype, tmp_path):
+    """Sum, Max and Min of integers made on the device (a Cast there): host
+    integers stay on the CPU by design, device ones reduce on CUDA."""
+    x = np.random.default_rng(50).integers(-1000, 1000, (3, 70, 9)).astype(np.float32)
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    nodes = [helper.make_node("Cast", ["x"], ["xi"], to=itype),
+             helper.make_node(op, ["xi", "axes"], ["y"], keepdims=1, name="reduce")]
+    g = helper.make_graph(nodes, "ints", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                          [helper.make_tensor_value_info("y", itype, None)], [axes])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]).SerializeToString()
+    got, by_node, _ = _run_profiled(m, {"x": x}, tmp_path)
+    assert by_node.get("reduce") == {"CUDAExecutionProvider"}, by_node
+    dtype = np.int32 if itype == TensorProto.INT32 else np.int64
+    fn = {"ReduceSum": np.sum, "ReduceMax": np.max, "ReduceMin": np.min}[op]
+    want = fn(x.astype(dtype), axis=1, keepdims=True).astype(dtype)
+    assert got[0].dtype == dtype
+    np.testing.assert_array_equal(got[0], want)
+
+
+@needs_gpu
+def test_gpu_reductions_nan_inf_and_empty(tmp_path):
+    """NaN wins Max and Min (as numpy); LogSumExp subtracts the max (1e30
+    does not overflow) and gives -inf for a row of -inf, as onnxruntime
+    (onnx's reference computes -inf - -inf there: NaN); empty reductions give
+    the identity finished (Sum 0, Max -inf...)."""
+    x = np.array([[1.0, np.nan, 3.0], [-np.inf, -np.inf, -np.inf], [1e30, 1e30, 0.0]], np.float32)
+    ops = ("ReduceMax", "ReduceMin", "ReduceLogSumExp", "ReduceSum")
+    cases = [(op, [x, np.array([1], np.int64)], {"keepdims": 0}) for op in ops]
+    wants = [np.array([np.nan, -np.inf, 1e30], np.float32) if op == "ReduceLogSumExp" else None for op in ops]
+    empty = np.zeros((2, 0, 3), np.float32)
+    for op in ("ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare"):
+        cases.append((op, [empty, np.array([1], np.int64)], {"keepdims": 1}))
+        wants.append(None)
+    _check_on_cuda(cases, tmp_path, opset=18, rtol=1e-5, atol=1e-5, wants=wants)
+
+
+# ---- IOBinding: outputs allocated on the device (bind_output(name, 'cuda')) ----
+
+def _dynamic_model():
+    """X[N,4] -> MatMul W -> Relu -> Softmax -> Y[N,3] (every node on CUDA)."""
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 4])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", 3])
+    w = helper.make_tensor("W", TensorProto.FLOAT, [4, 3], np.linspace(-1, 1, 12).astype(np.float32).ravel())
+    nodes = [helper.make_node("MatMul", ["X", "W"], ["M"]), helper.make_node("Relu", ["M"], ["R"]),
+             helper.make_node("Softmax", ["R"], ["Y"], axis=-1)]
+    g = helper.make_graph(nodes, "cuda_dynamic", [x], [y], [w])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+@pytest.mark.skipif(CUDA, reason="this machine has a CUDA device")
+def test_without_gpu_bind_output_to_cuda_is_refused_naming_the_output():
+    sess = rt.InferenceSession(_model(), providers=["CPUExecutionProvider"])
+    binding = sess.io_binding()
+    with pytest.raises(RuntimeError, match="bind_output: cannot allocate output 'Y' in 'cuda' memory: .*CUDA is not "
+                                           "available here: execution provider 'CUDAExecutionProvider' is not "
+                                           "available: "):
+        binding.bind_output("Y", "cuda")
+    with pytest.raises(RuntimeError, match="cannot allocate output 'Y' in 'cuda' memory"):
+        binding.bind_output("Y", "cuda", 0)
+    # The binding (and session) stay usable.
+    x = np.ones((2, 4), np.float32)
+    binding.bind_cpu_input("X", x)
+    binding.bind_output("Y")
+    sess.run_with_iobinding(binding)
+    np.testing.assert_allclose(binding.copy_outputs_to_cpu()[0], sess.run(None, {"X": x})[0])
+
+
+@needs_gpu
+def test_gpu_bind_output_to_cuda_allocates_on_device_with_each_runs_shape(tmp_path):
+    import json
+    so = rt.SessionOptions()
+    so.enable_profiling = True
+    so.profile_file_prefix = str(tmp_path / "bind_")
+    sess = rt.InferenceSession(_dynamic_model(), sess_options=so,
+                               providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
+    cpu = rt.InferenceSession(_dynamic_model(), providers=["CPUExecutionProvider"])
+    binding = sess.io_binding()
+    binding.bind_output("Y", "cuda")
+    assert not binding.get_outputs()[0].has_value()  # allocated by the run
+    for n in (2, 7, 1):
+        x = np.random.default_rng(n).standard_normal((n, 4)).astype(np.float32)
+        binding.bind_cpu_input("X", x)
+        sess.run_with_iobinding(binding)
+        out = binding.get_outputs()[0]
+        assert out.device_name() == "cuda"
+        assert out.shape() == [n, 3]
+        want = cpu.run(None, {"X": x})[0]
+        np.testing.assert_allclose(binding.copy_outputs_to_cpu()[0], want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-6)  # numpy(): a host copy
+    with open(sess.end_profiling()) as f:
+        events = json.load(f)
+    copies = [e for e in events if e.get("cat") == "Node" and e["args"].get("op_name") == "MemcpyToHost"]
+    assert not copies, "an output bound to the device was copied to the host: %s" % copies
+
+
+@needs_gpu
+def test_gpu_bind_output_to_cuda_goes_to_torch_by_dlpack_and_rebinds_to_the_cpu():
+    """A device output goes to torch by DLPack without a copy; bound to the
+    CPU again, the same binding returns host values."""
+    sess = _cuda_session(_dynamic_model())
+    x = np.random.default_rng(7).standard_normal((3, 4)).astype(np.float32)
+    binding = sess.io_binding()
+    binding.bind_cpu_input("X", x)
+    binding.bind_output("Y", "cuda", 0)
+    sess.run_with_iobinding(binding)
+    y = binding.get_outputs()[0]
+    want = rt.InferenceSession(_dynamic_model(), providers=["CPUExecutionProvider"]).run(None, {"X": x})[0]
+    assert y.__dlpack_device__() == (2, 0)
+    torch = _torch_cuda()
+    if torch is not None:
+        t = torch.from_dlpack(y)
+        assert t.device.type == "cuda" and t.data_ptr() == y.data_ptr()
+        np.testing.assert_allclose(t.cpu().numpy(), want, rtol=1e-5, atol=1e-6)
+    binding.bind_output("Y", "cpu")
+    sess.run_with_iobinding(binding)
+    assert binding.get_outputs()[0].device_name() == "cpu"
+    np.testing.assert_allclose(binding.copy_outputs_to_cpu()[0], want, rtol=1e-5, atol=1e-6)
+
+
+@needs_gpu
+def test_gpu_bind_output_to_cuda_in_a_cpu_session_is_refused_naming_the_output():
+    sess = rt.InferenceSession(_model(), providers=["CPUExecutionProvider"])
+    binding = sess.io_binding()
+    with pytest.raises(RuntimeError, match="output 'Y' cannot be allocated in Cuda memory: no provider of this "
+                                           "session runs on that device \\(it runs on: CPUExecutionProvider\\)"):
+        binding.bind_output("Y", "cuda")
+
+
+@needs_gpu
+def test_gpu_bind_output_to_cuda_made_on_the_cpu_is_copied_there():
+    """An output a CPU node makes (Cast to bfloat16 is declined on CUDA) and
+    a graph input returned as an output both land in device memory."""
+    nodes = [helper.make_node("Cast", ["X"], ["B"], to=TensorProto.BFLOAT16)]
+    g = helper.make_graph(nodes, "cpu_made", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("B", TensorProto.BFLOAT16, None),
+                           helper.make_tensor_value_info("X", TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    sess = _cuda_session(m)
+    x = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
+    binding = sess.io_binding()
+    binding.bind_cpu_input("X", x)
+    binding.bind_output("B", "cuda")
+    binding.bind_output("X", "cuda")
+    sess.run_with_iobinding(binding)
+    outs = binding.get_outputs()
+    assert [v.device_name() for v in outs] == ["cuda", "cuda"]
+    got = binding.copy_outputs_to_cpu()
+    np.testing.assert_array_equal(got[0].astype(np.float32), x)  # small integers are exact in bfloat16
+    np.testing.assert_array_equal(got[1], x)
+
+
+# ---- DLPack on the GPU ----------------------------------------------------
+
+def _hand_made_cuda_capsule():
+    """A CPU OrtValue's capsule relabelled kDLCUDA (device 0): what a GPU
+    producer would hand over, made without one. Returns (capsule, value)."""
+    import ctypes
+    from onyxruntime.capi import _dlpack
+    v = rt.OrtValue.ortvalue_from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3))
+    capsule = v.to_dlpack()
+    managed = ctypes.cast(_dlpack._py.PyCapsule_GetPointer(capsule, b"dltensor"),
+                          ctypes.POINTER(_dlpack._DLManagedTensor))
+    managed.contents.dl_tensor.device.device_type = 2
+    return capsule, managed
+
+
+@pytest.mark.skipif(CUDA, reason="this machine has a CUDA device")
+def test_without_gpu_a_cuda_dlpack_capsule_is_refused_naming_why_and_left_unconsumed():
+    from onyxruntime.capi import _dlpack
+    capsule, managed = _hand_made_cuda_capsule()
+    address = __import__("ctypes").addressof(managed.contents)
+    with pytest.raises(RuntimeError, match="from_dlpack: DLPack device type 2 \\(kDLCUDA, device 0\\): the tensor "
+                                           "is in CUDA memory but CUDA is not available here: execution provider "
+                                           "'CUDAExecutionProvider' is not available: "):
+        rt.OrtValue.from_dlpack(capsule)
+    # Not consumed: still a "dltensor" its producer frees when it dies.
+    assert _dlpack._py.PyCapsule_IsValid(capsule, b"dltensor")
+    assert address in _dlpack._exported
+    del capsule
+    assert address not in _dlpack._exported
+    # An unknown device type is refused naming it.
+    capsule, managed = _hand_made_cuda_capsule()
+    managed.contents.dl_tensor.device.device_type = 4  # kDLOpenCL
+    with pytest.raises(RuntimeError, match="DLPack device type 4 \\(device 0\\) is not available"):
+        rt.OrtValue.from_dlpack(capsule)
+
+
+def test_cpu_values_still_export_kdlcpu():
+    v = rt.OrtValue.ortvalue_from_numpy(np.arange(4, dtype=np.float32))
+    assert v.__dlpack_device__() == (1, 0)
+    with pytest.raises(BufferError, match="CPU tensors take no stream"):
+        v.__dlpack__(stream=5)
+    np.testing.assert_array_equal(np.from_dlpack(v), np.arange(4, dtype=np.float32))
+
+
+def test_cuda_host_dlpack_memory_is_read_as_host_memory():
+    """kDLCUDAHost (pinned host memory) is host memory: shared as a CPU value."""
+    capsule, managed = _hand_made_cuda_capsule()
+    managed.contents.dl_tensor.device.device_type = 3
+    v = rt.OrtValue.from_dlpack(capsule)
+    assert v.device_name() == "cpu"
+    np.testing.assert_array_equal(v.numpy(), np.arange(6, dtype=np.float32).reshape(2, 3))
+
+
+@needs_gpu
+def test_gpu_dlpack_device_value_round_trip_without_a_copy():
+    x = np.random.default_rng(8).standard_normal((3, 5)).astype(np.float32)
+    v = rt.OrtValue.ortvalue_from_numpy(x, "cuda", 0)
+    assert v.__dlpack_device__() == (2, 0)
+    w = rt.OrtValue.from_dlpack(v.to_dlpack())
+    assert w.device_name() == "cuda" and w.data_ptr() == v.data_ptr()
+    np.testing.assert_array_equal(w.numpy(), x)
+    u = rt.OrtValue.from_dlpack(v)  # through __dlpack__ (a consumer's stream is accepted)
+    assert u.data_ptr() == v.data_ptr()
+    assert v.__dlpack__(stream=1) is not None
+    with pytest.raises(BufferError, match="not"):
+        v.__dlpack__(dl_device=(1, 0))
+    # The shared value feeds a CUDA session.
+    sess = _cuda_session(_model())
+    feed = rt.OrtValue.from_dlpack(rt.OrtValue.ortvalue_from_numpy(x[:2, :4].copy(), "cuda", 0).to_dlpack())
+    want = rt.InferenceSession(_model(), providers=["CPUExecutionProvider"]).run(None, {"X": x[:2, :4]})[0]
+    assert feed.device_name() == "cuda"
+    got = sess.run_with_ort_values(["Y"], {"X": feed})[0]
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+@needs_gpu
+@pytest.mark.parametrize("tdtype", ["float32", "float16", "bfloat16", "bool", "int64", "int32", "uint8"])
+def test_gpu_dlpack_torch_cuda_tensors_both_ways_without_a_copy(tdtype):
+    torch = _torch_cuda()
+    if torch is None:
+        pytest.skip("torch with CUDA is not installed")
+    dt = getattr(torch, tdtype)
+    src = torch.arange(24, device="cuda").reshape(2, 3, 4)
+    t = (src % 2 == 0) if tdtype == "bool" else src.to(dt)
+    torch.cuda.synchronize()
+    for given in (t, t.__dlpack__()):
+        v = rt.OrtValue.from_dlpack(given, tdtype == "bool")  # (older DLPack carries bool as uint8)
+        assert v.device_name() == "cuda"
+        assert v.data_ptr() == t.data_ptr()
+        assert v.shape() == [2, 3, 4]
+        want_type = {"float32": "float", "float16": "float16", "bfloat16": "bfloat16", "bool": "bool",
+                     "int64": "int64", "int32": "int32", "uint8": "uint8"}[tdtype]
+        assert v.data_type() == "tensor(%s)" % want_type
+        if tdtype != "bfloat16":
+            np.testing.assert_array_equal(v.numpy(), t.cpu().numpy())
+        back = torch.from_dlpack(v)
+        assert back.device.type == "cuda" and back.data_ptr() == t.data_ptr() and back.dtype == t.dtype
+        assert torch.equal(back, t)
+
+
+def test_a_dlpack_tensor_the_library_refuses_goes_back_to_its_producer():
+    """A consumed capsule whose tensor the library refuses (here: no data for
+    six elements) is handed back to its producer's deleter, not leaked."""
+    import ctypes
+    from onyxruntime.capi import _dlpack
+    capsule, managed = _hand_made_cuda_capsule()
+    managed.contents.dl_tensor.device.device_type = 1
+    managed.contents.dl_tensor.data = None
+    address = ctypes.addressof(managed.contents)
+    assert address in _dlpack._exported
+    with pytest.raises(Exception, match="NULL|null|data"):
+        rt.OrtValue.from_dlpack(capsule)
+    assert address not in _dlpack._exported  # the producer's deleter ran
+    assert not _dlpack._py.PyCapsule_IsValid(capsule, b"dltensor")  # consumed

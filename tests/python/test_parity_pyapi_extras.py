@@ -808,7 +808,8 @@ def test_global_thread_pools(rt, tmp_path):
 
 
 def test_dlpack_device_we_lack(rt):
-    # A capsule of a CUDA tensor (device type 2) with no deleter.
+    # A capsule of an OpenCL tensor (device type 4) with no deleter. (CUDA
+    # capsules are taken where CUDA is usable: test_cuda_provider.py.)
     import ctypes
 
     if is_ort(rt):
@@ -832,13 +833,13 @@ def test_dlpack_device_we_lack(rt):
     shape = (ctypes.c_int64 * 1)(4)
     buf = (ctypes.c_float * 4)()
     m = Managed()
-    m.dl_tensor.data, m.dl_tensor.device, m.dl_tensor.ndim = ctypes.addressof(buf), Device(2, 0), 1
+    m.dl_tensor.data, m.dl_tensor.device, m.dl_tensor.ndim = ctypes.addressof(buf), Device(4, 0), 1
     m.dl_tensor.dtype, m.dl_tensor.shape = DType(2, 32, 1), shape
     new = ctypes.pythonapi.PyCapsule_New
     new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
     cap = new(ctypes.addressof(m), b"dltensor", None)
     C = _C(rt)
-    with pytest.raises(RuntimeError, match="DLPack device type 2"):
+    with pytest.raises(RuntimeError, match="DLPack device type 4"):
         C.OrtValue.from_dlpack(cap, False)
     name = ctypes.pythonapi.PyCapsule_GetName
     name.restype, name.argtypes = ctypes.c_char_p, [ctypes.py_object]

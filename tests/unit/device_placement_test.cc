@@ -283,6 +283,162 @@ TEST(DevicePlacement, BoundDeviceOutputIsWrittenInPlaceWithoutACopy) {
   for (int k = 0; k < 6; ++k) EXPECT_FLOAT_EQ(y->data<float>()[k], want[1].tensor().data<float>()[k]);
 }
 
+MemoryInfo FakeDeviceMemory() {
+  MemoryInfo m;
+  m.name = "Cuda";
+  m.device = DeviceType::kCuda;
+  return m;
+}
+
+Value HostFloats(Dims dims, float start) {
+  Tensor t(ElemType::kFloat, std::move(dims));
+  for (int64_t i = 0; i < t.size(); ++i) t.data<float>()[i] = start + static_cast<float>(i);
+  return Value(std::move(t));
+}
+
+void ExpectSameFloats(const Tensor& got, const Tensor& want) {
+  ASSERT_EQ(got.dims(), want.dims());
+  for (int64_t k = 0; k < got.size(); ++k) EXPECT_FLOAT_EQ(got.data<float>()[k], want.data<float>()[k]) << k;
+}
+
+// IOBinding's bind_output(name, device) without a buffer: a graph output a
+// device kernel makes is returned in device memory, its copy step skipped.
+TEST(DevicePlacement, OutputBoundToTheDeviceStaysThereWithoutACopy) {
+  RegisterFake();
+  auto dev = Load({kFakeName, kCpuProviderName});
+  auto cpu = Load({kCpuProviderName});
+  ASSERT_TRUE(dev && cpu);
+  Value x = HostFloats({2, 3}, -2.f);
+  const std::vector<MemoryInfo> where = {MemoryInfo(), FakeDeviceMemory()};  // R on the host, Y on the device
+  const int to_host = g_counters->to_host.load(), to_dev = g_counters->to_device.load();
+  std::vector<Value> out;
+  Status st = dev->Run(nullptr, {"X"}, {&x}, {"R", "Y"}, &out, nullptr, &where);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(g_counters->to_host.load() - to_host, 1);  // R only: Y's MemcpyToHost did not copy
+  EXPECT_EQ(g_counters->to_device.load() - to_dev, 2);  // X and S, as ever; Y was not copied back either
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].tensor().location().device, DeviceType::kCpu);
+  EXPECT_EQ(out[1].tensor().location().device, DeviceType::kCuda);
+  std::vector<Value> want;
+  ASSERT_TRUE(cpu->Run(nullptr, {"X"}, {&x}, {"R", "Y"}, &want).ok());
+  ExpectSameFloats(out[0].tensor(), want[0].tensor());
+  ExpectSameFloats(out[1].tensor(), want[1].tensor());
+  // The same session, asked for host outputs again, copies as before.
+  auto host = RunX(*dev, {-2, -1, 0, 1, 2, 3});
+  EXPECT_EQ(host[1].tensor().location().device, DeviceType::kCpu);
+  ExpectSameFloats(host[1].tensor(), want[1].tensor());
+}
+
+TEST(DevicePlacement, OutputBoundToTheDeviceThatAHostNodeReadsComesFromTheDevice) {
+  RegisterFake();
+  auto dev = Load({kFakeName, kCpuProviderName});
+  auto cpu = Load({kCpuProviderName});
+  ASSERT_TRUE(dev && cpu);
+  Value x = HostFloats({2, 3}, -1.f);
+  // R is made on the device and read by Softmax on the CPU: its copy runs
+  // for Softmax, and the device version is returned without a copy back.
+  const std::vector<MemoryInfo> where = {FakeDeviceMemory(), FakeDeviceMemory()};
+  const int to_dev = g_counters->to_device.load();
+  std::vector<Value> out;
+  Status st = dev->Run(nullptr, {"X"}, {&x}, {"R", "Y"}, &out, nullptr, &where);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(g_counters->to_device.load() - to_dev, 2);  // X and S only: R's host copy went nowhere
+  ASSERT_EQ(out.size(), 2u);
+  std::vector<Value> want;
+  ASSERT_TRUE(cpu->Run(nullptr, {"X"}, {&x}, {"R", "Y"}, &want).ok());
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(out[i].tensor().location().device, DeviceType::kCuda) << i;
+    ExpectSameFloats(out[i].tensor(), want[i].tensor());
+  }
+}
+
+// X[N,3] -> Add(W) -> Relu -> Y (device kernels; Y's shape is only known at
+// run time); X -> Softmax (CPU) -> S.
+std::unique_ptr<Session> LoadDynamic(std::vector<std::string> providers) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("dynamic");
+  AddFloatValue(g->mutable_input(), "X", {-1, 3});
+  g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
+  auto* y = g->add_output();
+  y->set_name("Y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(1);
+  auto* s_out = g->add_output();
+  s_out->set_name("S");
+  s_out->mutable_type()->mutable_tensor_type()->set_elem_type(1);
+  auto* w = g->add_initializer();
+  w->set_name("W");
+  w->set_data_type(1);
+  w->add_dims(3);
+  for (float v : {1.f, -1.f, 0.5f}) w->add_float_data(v);
+  AddNode(g, "Add", {"X", "W"}, {"A"});
+  AddNode(g, "Relu", {"A"}, {"Y"});
+  AddNode(g, "Softmax", {"X"}, {"S"});
+  SessionOptions o;
+  o.graph_optimization_level = 0;
+  for (auto& p : providers) o.providers.push_back({p, {}});
+  std::string bytes = m.SerializeAsString();
+  std::unique_ptr<Session> s;
+  Status st = Session::CreateFromBytes(o, bytes.data(), bytes.size(), &s);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return s;
+}
+
+TEST(DevicePlacement, OutputBoundToTheDeviceTakesTheShapeOfEachRun) {
+  RegisterFake();
+  auto dev = LoadDynamic({kFakeName, kCpuProviderName});
+  auto cpu = LoadDynamic({kCpuProviderName});
+  ASSERT_TRUE(dev && cpu);
+  const std::vector<MemoryInfo> where = {FakeDeviceMemory(), FakeDeviceMemory()};
+  for (int64_t n : {2, 5, 1}) {
+    Value x = HostFloats({n, 3}, -3.f);
+    const int to_host = g_counters->to_host.load(), to_dev = g_counters->to_device.load();
+    std::vector<Value> out, want;
+    Status st = dev->Run(nullptr, {"X"}, {&x}, {"Y", "S"}, &out, nullptr, &where);
+    ASSERT_TRUE(st.ok()) << st.message();
+    EXPECT_EQ(g_counters->to_host.load() - to_host, 0) << "Y was copied to the host";
+    // X goes up for Add; S, made on the CPU, is copied to the device memory it was bound to.
+    EXPECT_EQ(g_counters->to_device.load() - to_dev, 2);
+    ASSERT_TRUE(cpu->Run(nullptr, {"X"}, {&x}, {"Y", "S"}, &want).ok());
+    ASSERT_EQ(out.size(), 2u);
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_EQ(out[i].tensor().location().device, DeviceType::kCuda) << i;
+      EXPECT_EQ(out[i].tensor().dims(), (Dims{n, 3}));
+      ExpectSameFloats(out[i].tensor(), want[i].tensor());
+    }
+  }
+}
+
+TEST(DevicePlacement, OutputBoundToADeviceTheSessionLacksIsRefusedNamingIt) {
+  RegisterFake();
+  auto cpu = Load({kCpuProviderName});
+  auto dev = Load({kFakeName, kCpuProviderName});
+  ASSERT_TRUE(cpu && dev);
+  Value x = HostFloats({2, 3}, 0.f);
+  const std::vector<MemoryInfo> where = {MemoryInfo(), FakeDeviceMemory()};
+  std::vector<Value> out;
+  Status st = cpu->Run(nullptr, {"X"}, {&x}, {"R", "Y"}, &out, nullptr, &where);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("output 'Y' cannot be allocated in Cuda memory: no provider of this session runs on "
+                              "that device (it runs on: CPUExecutionProvider)"),
+            std::string::npos)
+      << st.message();
+  EXPECT_TRUE(cpu->CheckOutputDevice("Y", MemoryInfo()).ok());
+  MemoryInfo other = FakeDeviceMemory();
+  other.device_id = 1;
+  st = dev->CheckOutputDevice("Y", other);
+  EXPECT_NE(st.message().find("output 'Y' is bound to Cuda device 1 but this session's FakeDeviceExecutionProvider "
+                              "runs on device 0"),
+            std::string::npos)
+      << st.message();
+  // Both sessions stay usable.
+  EXPECT_EQ(RunX(*cpu, {1, 1, 1, 1, 1, 1}).size(), 2u);
+  EXPECT_EQ(RunX(*dev, {1, 1, 1, 1, 1, 1}).size(), 2u);
+}
+
 // X -> Relu (device) -> Cast to double (declined: CPU) -> Y;
 // Shape(X) (CPU: no fake kernel) -> Add(int64 constant) (host integers: CPU) -> S.
 TEST(DevicePlacement, DeclinedKernelsAndHostShapeArithmeticRunOnTheCpu) {

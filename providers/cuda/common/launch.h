@@ -77,8 +77,18 @@ struct ReduceMap {
 };
 // The map of an input of shape `dims` reducing the axes where `reduce` is true.
 Status MakeReduceMap(const std::vector<int64_t>& dims, const std::vector<bool>& reduce, ReduceMap* map);
-// y (map.n_out values) = mean over the reduced axes of x (float types, double).
-Status LaunchReduceMeanAxes(ElemType t, const ReduceMap& map, const void* x, void* y, cudaStream_t s);
+// The ONNX Reduce* operators. Each output is the reduced elements mapped
+// (x^2 for SumSquare and L2, |x| for L1, exp(x - max) for LogSumExp),
+// combined (sum, product, max, min) and finished (/count for Mean, sqrt for
+// L2, log for LogSum, log + max for LogSumExp). Float types accumulate in
+// double, int32 and int64 (Sum, Max, Min only) in int64. An empty reduction
+// gives the identity (0, 1, -inf or the lowest value, +inf or the highest)
+// finished, as onnxruntime.
+enum class ReduceOp { kSum, kMean, kMax, kMin, kProd, kSumSquare, kL1, kL2, kLogSum, kLogSumExp };
+// Element types LaunchReduce takes for `op`.
+bool ReduceSupported(ReduceOp op, ElemType t);
+// y (map.n_out values) = `op` over the reduced axes of x.
+Status LaunchReduce(ReduceOp op, ElemType t, const ReduceMap& map, const void* x, void* y, cudaStream_t s);
 // y = x / divisor for n values (float types, double; computed in double).
 Status LaunchDivide(ElemType t, int64_t n, double divisor, const void* x, void* y, cudaStream_t s);
 

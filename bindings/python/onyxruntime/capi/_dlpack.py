@@ -1,4 +1,4 @@
-"""DLPack both ways for CPU tensors, without copying.
+"""DLPack both ways for CPU and CUDA tensors, without copying.
 
 Export: OrtValue.__dlpack__ / to_dlpack hand out a "dltensor" capsule whose
 DLManagedTensor points at the value's memory and keeps the OrtValue alive
@@ -7,16 +7,27 @@ Import: OrtValue.from_dlpack takes the capsule (or an object with
 __dlpack__), renames it "used_dltensor" as the protocol requires, and wraps
 its memory with ValueCreateTensorWithDeleter, whose deleter calls the
 producer's when the library releases the tensor.
+
+CUDA memory (kDLCUDA) travels the same way where CUDA is usable: exported
+device values carry their device id, and imported ones become OrtValues in
+CUDA memory (device_name() 'cuda') over the producer's buffer. Device values
+this library hands out are complete (runs end by synchronizing their
+stream); a producer's still-running kernels are the caller's to finish
+first (torch.cuda.synchronize()), as with device pointers given to
+IOBinding. Where CUDA is not usable a kDLCUDA capsule is refused naming why
+and stays unconsumed.
 """
 
 import ctypes
 import threading
 
-from . import _values
+from . import _providers, _values
 from ._errors import exception_for_code
 from ._ffi import api, check, ffi
 
 _K_DL_CPU = 1
+_K_DL_CUDA = 2
+_K_DL_CUDA_HOST = 3  # pinned host memory: read by the CPU like any host memory
 _CAPSULE = b"dltensor"
 _USED = b"used_dltensor"
 
@@ -95,8 +106,9 @@ def _capsule_destructor_impl(capsule):
 _capsule_destructor = _CAPSULE_DESTRUCTOR(_capsule_destructor_impl)
 
 
-def to_dlpack(ortvalue, elem, shape, data_ptr):
-    """A "dltensor" capsule over a CPU tensor's memory (no copy)."""
+def to_dlpack(ortvalue, elem, shape, data_ptr, device=(_K_DL_CPU, 0)):
+    """A "dltensor" capsule over a tensor's memory (no copy) on `device`,
+    a DLPack (device type, device id)."""
     dl = _TO_DL.get(elem)
     if dl is None:
         raise exception_for_code(2, "to_dlpack: element type %d has no DLPack type" % elem, RuntimeError)
@@ -104,7 +116,7 @@ def to_dlpack(ortvalue, elem, shape, data_ptr):
     dims = (ctypes.c_int64 * max(1, len(shape)))(*shape)
     t = managed.dl_tensor
     t.data = data_ptr or None
-    t.device = _DLDevice(_K_DL_CPU, 0)
+    t.device = _DLDevice(device[0], device[1])
     t.ndim = len(shape)
     t.dtype = _DLDataType(dl[0], dl[1], 1)
     t.shape = ctypes.cast(dims, ctypes.POINTER(ctypes.c_int64))
@@ -151,10 +163,7 @@ def from_dlpack(data, is_bool_tensor=False):
     capsule = _capsule_of(data)
     managed = ctypes.cast(_py.PyCapsule_GetPointer(capsule, _CAPSULE), ctypes.POINTER(_DLManagedTensor))
     t = managed.contents.dl_tensor
-    if t.device.device_type != _K_DL_CPU:
-        raise RuntimeError("from_dlpack: DLPack device type %d (device %d) is not available in this build of "
-                           "onyxruntime; only CPU tensors (kDLCPU = 1) can be shared"
-                           % (t.device.device_type, t.device.device_id))
+    info = _memory_info_for(t.device.device_type, t.device.device_id)
     key = (t.dtype.code, t.dtype.bits)
     elem = _FROM_DL.get(key)
     if elem is None or t.dtype.lanes != 1:
@@ -185,10 +194,30 @@ def from_dlpack(data, is_bool_tensor=False):
         _imported[ident] = managed
     out = ffi.new("OnyxValue**")
     buf = ffi.cast("void*", ptr if count else 0)
-    check(api.ValueCreateTensorWithDeleter(_values._cpu_memory_info(), buf if count else ffi.NULL, count * itemsize,
-                                           _values._shape_array(shape), len(shape), elem, _imported_deleter,
-                                           ffi.cast("void*", ident), out))
+    status = api.ValueCreateTensorWithDeleter(info, buf if count else ffi.NULL, count * itemsize,
+                                              _values._shape_array(shape), len(shape), elem, _imported_deleter,
+                                              ffi.cast("void*", ident), out)
+    if status != ffi.NULL:
+        # The library did not take the tensor: hand it back to its producer.
+        _imported_deleter(ffi.cast("void*", ident), ffi.NULL)
+        check(status)
     return ffi.gc(out[0], api.ValueRelease)
+
+
+def _memory_info_for(device_type, device_id):
+    """The OnyxMemoryInfo of a DLPack device, or an error naming why it
+    cannot be used here (raised before the capsule is consumed)."""
+    if device_type in (_K_DL_CPU, _K_DL_CUDA_HOST):
+        return _values._cpu_memory_info()
+    if device_type == _K_DL_CUDA:
+        why = _providers.unavailable_reason("CUDAExecutionProvider")
+        if why is not None:
+            raise RuntimeError("from_dlpack: DLPack device type 2 (kDLCUDA, device %d): the tensor is in CUDA "
+                               "memory but CUDA is not available here: %s" % (device_id, why))
+        return _providers.cuda_memory_info(int(device_id))
+    raise RuntimeError("from_dlpack: DLPack device type %d (device %d) is not available in this build of "
+                       "onyxruntime; only CPU (kDLCPU = 1, kDLCUDAHost = 3) and CUDA (kDLCUDA = 2) tensors can "
+                       "be shared" % (device_type, device_id))
 
 
 def is_dlpack_uint8_tensor(capsule):
@@ -201,7 +230,18 @@ def is_dlpack_uint8_tensor(capsule):
     return dt.code == 1 and dt.bits == 8 and dt.lanes == 1
 
 
-def device_of(_ortvalue):
-    """(kDLCPU, 0): every tensor of this build is in CPU memory."""
-    return (_K_DL_CPU, 0)
+def device_of(value):
+    """The DLPack (device type, device id) of tensor `value` (an OnyxValue*):
+    (kDLCPU, 0) or (kDLCUDA, its device id)."""
+    info = ffi.new("const OnyxMemoryInfo**")
+    check(api.ValueGetTensorMemoryInfo(value, info))
+    name = ffi.new("const char**")
+    check(api.MemoryInfoGetName(info[0], name))
+    mem_type = ffi.new("OnyxMemType*")
+    check(api.MemoryInfoGetMemType(info[0], mem_type))
+    if ffi.string(name[0]).lower() != b"cuda" or mem_type[0] != 0:
+        return (_K_DL_CPU, 0)
+    device_id = ffi.new("int*")
+    check(api.MemoryInfoGetDeviceId(info[0], device_id))
+    return (_K_DL_CUDA, device_id[0])
 

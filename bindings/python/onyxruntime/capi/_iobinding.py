@@ -133,7 +133,15 @@ class SessionIOBinding:
     # ---- outputs ----------------------------------------------------------
 
     def _bind_output_to_device(self, name, device_type, device_id):
-        info = _device_memory_info(device_type, device_id)
+        """Each run allocates output `name` on the device with the shape it
+        computes ('cuda': in the session's CUDA memory, left there without a
+        host copy), as onnxruntime's BindOutputToDevice."""
+        try:
+            info = _device_memory_info(device_type, device_id)
+        except RuntimeError as e:
+            # Name the output: the device error alone says only which memory.
+            raise RuntimeError("bind_output: cannot allocate output %r in %r memory: %s"
+                               % (name, device_type, str(e).split(": ", 1)[-1])) from e
         _check_runtime(api.IoBindingBindOutputToDevice(self._handle, _c_name(name), info))
         self._output_refs[name] = None
 

@@ -299,7 +299,9 @@ class OrtValue(_values.ValueHolder):
     def from_dlpack(cls, data, is_bool_tensor=False):
         """An OrtValue sharing the memory of a DLPack capsule or of any
         object with __dlpack__ (numpy arrays, torch tensors, OrtValues): no
-        copy. CPU tensors only; a capsule already consumed raises TypeError.
+        copy. CPU tensors, and CUDA ones where CUDA is usable (the value is
+        then in CUDA memory: device_name() 'cuda'); a capsule already
+        consumed raises TypeError.
         Bool arrays are recognised from their dtype (or `is_bool_tensor` for
         a bare capsule of uint8 elements)."""
         if isinstance(data, OrtValue):
@@ -317,13 +319,20 @@ class OrtValue(_values.ValueHolder):
         elem, shape = self._type_and_shape()
         if elem == _values.ONYX_STRING:
             raise exception_for_code(2, "to_dlpack: string tensors have no DLPack form", RuntimeError)
-        return _dlpack.to_dlpack(self, elem, shape, self.data_ptr() if 0 not in shape else 0)
+        return _dlpack.to_dlpack(self, elem, shape, self.data_ptr() if 0 not in shape else 0,
+                                 _dlpack.device_of(self._value))
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """The DLPack protocol (numpy.from_dlpack(ortvalue) and the like):
-        a capsule as to_dlpack. `stream` must be None (CPU memory);
-        `copy=True` is refused (the point is sharing)."""
-        if stream is not None and stream != -1:
+        """The DLPack protocol (numpy.from_dlpack(ortvalue),
+        torch.from_dlpack(ortvalue) and the like): a capsule as to_dlpack.
+        CPU tensors take no `stream`; a CUDA tensor takes the consumer's
+        (an int) and needs no wait on it: its data is complete (runs end by
+        synchronizing). `copy=True` is refused (the point is sharing)."""
+        device = self.__dlpack_device__()
+        if device[0] == _dlpack._K_DL_CUDA:
+            if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
+                raise TypeError("__dlpack__: stream must be an int or None, got %r" % (stream,))
+        elif stream is not None and stream != -1:
             raise BufferError("__dlpack__: CPU tensors take no stream, got %r" % (stream,))
         if copy:
             raise BufferError("__dlpack__: copy=True is not supported; the tensor is shared")
@@ -332,8 +341,10 @@ class OrtValue(_values.ValueHolder):
         return self.to_dlpack()
 
     def __dlpack_device__(self):
-        """(1, 0): kDLCPU, device 0."""
-        return _dlpack.device_of(self)
+        """(1, 0) for kDLCPU; (2, device id) for a tensor in CUDA memory."""
+        if self._kind() != _VALUE_KIND_TENSOR:
+            return (_dlpack._K_DL_CPU, 0)
+        return _dlpack.device_of(self._value)
 
     # ---- inspection -----------------------------------------------------
 
