@@ -1,0 +1,123 @@
+// Vector types only live inside the per-ISA regions below.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#include "providers/cpu/math/packed_gemv.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "providers/cpu/common/fast_math.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define ONYX_GEMV_X86 1
+#endif
+
+namespace onyx {
+namespace gemv {
+
+#define ONYX_ISA_KERNEL "providers/cpu/math/packed_gemv_kernel.inc"
+#include "providers/cpu/common/isa_regions.inc"
+#undef ONYX_ISA_KERNEL
+
+namespace {
+
+using PanelsFn = void (*)(const float*, const float*, int64_t, int64_t, int64_t, int64_t, int64_t, float, float,
+                          float*);
+
+// The kernel for the active ISA and its panel width; null / 0 where none.
+struct Kernel {
+  PanelsFn panels = nullptr;
+  int nr = 0;
+};
+Kernel Active() {
+#ifdef ONYX_GEMV_X86
+  switch (sgemm::ActiveIsa()) {
+    case fastmath::Isa::kAvx512:
+      return {&avx512::Panels, avx512::kNr};
+    case fastmath::Isa::kAvx2:
+      return {&avx2::Panels, avx2::kNr};
+    default:
+      break;
+  }
+#endif
+  return {};
+}
+
+// The K block depth of sgemm's packed operands (its KStep): K cut into
+// equal blocks of at most 256 rows.
+constexpr int64_t kPackedKc = 256;
+int64_t KStep(int64_t K) {
+  const int64_t blocks = (K + kPackedKc - 1) / kPackedKc;
+  return blocks <= 1 ? K : (K + blocks - 1) / blocks;
+}
+
+// Whether sgemm::PackB lays out op(B) [K, N] as Panels reads it: probed on
+// small matrices whose K blocks tell block depths apart.
+bool ProbeLayout(int nr) {
+  if (nr <= 0 || sgemm::TileCols() != nr) return false;
+  for (const int64_t K : {600, 1000, 77}) {
+    const int64_t N = nr + 3, n_pad = 2 * nr;
+    std::vector<float> b(K * N);
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t n = 0; n < N; ++n) b[k * N + n] = static_cast<float>(k * 64 + n);
+    const sgemm::Packed p = sgemm::PackB(false, K, N, b.data(), N);
+    if (!sgemm::Usable(&p, false, N, K) || p.bytes() < static_cast<size_t>(n_pad * K) * sizeof(float)) return false;
+    const int64_t step = KStep(K);
+    for (int64_t pc = 0; pc < K; pc += step) {
+      const int64_t kc = std::min(step, K - pc);
+      for (int64_t k = pc; k < pc + kc; ++k)
+        for (int64_t n = 0; n < N; ++n)
+          if (p.data()[pc * n_pad + (n / nr) * kc * nr + (k - pc) * nr + n % nr] != b[k * N + n]) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool LayoutMatches() {
+  // Per ISA: 0 not probed yet, 1 matches, 2 does not.
+  static std::atomic<int> state[3];
+  const int isa = static_cast<int>(sgemm::ActiveIsa());
+  if (isa < 0 || isa >= 3) return false;
+  int s = state[isa].load(std::memory_order_acquire);
+  if (s == 0) {
+    s = ProbeLayout(Active().nr) ? 1 : 2;
+    state[isa].store(s, std::memory_order_release);
+  }
+  return s == 1;
+}
+
+bool Usable(const sgemm::Packed* pb, int64_t K, int64_t N) {
+  return Active().panels != nullptr && sgemm::Usable(pb, false, N, K) && LayoutMatches();
+}
+
+void Run(const float* x, int64_t incx, const sgemm::Packed& pb, int64_t K, int64_t N, float alpha, float beta,
+         float* y, ThreadPool* pool) {
+  const Kernel k = Active();
+  std::vector<float> gathered;
+  if (incx != 1) {
+    gathered.resize(K);
+    for (int64_t i = 0; i < K; ++i) gathered[i] = x[i * incx];
+    x = gathered.data();
+  }
+  const int64_t panels = (N + k.nr - 1) / k.nr, step = KStep(K);
+  // Whole groups of four panels per thread; small products (under 64K
+  // multiply-adds, a few microseconds) stay on the calling thread.
+  const int threads = pool == nullptr || K * N < 65536 ? 1 : pool->NumThreads();
+  const int64_t groups = (panels + 3) / 4;
+  const int64_t tasks = std::min<int64_t>(threads, groups);
+  const int64_t per = (groups + tasks - 1) / tasks * 4;
+  ThreadPool::For(threads > 1 ? pool : nullptr, tasks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t p0 = t * per, p1 = std::min(panels, p0 + per);
+      if (p0 < p1) k.panels(x, pb.data(), K, step, N, p0, p1, alpha, beta, y);
+    }
+  });
+}
+
+}  // namespace gemv
+}  // namespace onyx
