@@ -105,17 +105,15 @@ void Run(const float* x, int64_t incx, const sgemm::Packed& pb, int64_t K, int64
     x = gathered.data();
   }
   const int64_t panels = (N + k.nr - 1) / k.nr, step = KStep(K);
-  // Whole groups of four panels per thread; small products (under 64K
-  // multiply-adds, a few microseconds) stay on the calling thread.
+  // Whole groups of four panels, claimed a few at a time (up to four chunks
+  // per thread: a thread that starts late, on a busy machine, takes fewer);
+  // small products (under 64K multiply-adds, a few microseconds) stay on the
+  // calling thread.
   const int threads = pool == nullptr || K * N < 65536 ? 1 : pool->NumThreads();
   const int64_t groups = (panels + 3) / 4;
-  const int64_t tasks = std::min<int64_t>(threads, groups);
-  const int64_t per = (groups + tasks - 1) / tasks * 4;
-  ThreadPool::For(threads > 1 ? pool : nullptr, tasks, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t p0 = t * per, p1 = std::min(panels, p0 + per);
-      if (p0 < p1) k.panels(x, pb.data(), K, step, N, p0, p1, alpha, beta, y);
-    }
+  const int64_t min_chunk = std::max<int64_t>(1, groups / (4 * threads));
+  ThreadPool::For(threads > 1 ? pool : nullptr, groups, min_chunk, [&](int64_t begin, int64_t end) {
+    k.panels(x, pb.data(), K, step, N, 4 * begin, std::min(panels, 4 * end), alpha, beta, y);
   });
 }
 
