@@ -4,8 +4,9 @@
 // accumulators) at a time through every K block, each output vector stored
 // once. The blocked GEMM runs such a row through its MR-row tiles and adds
 // into C once per K block; this streams the panels at 10-15% more memory
-// bandwidth on Zen 5 (1 thread, GPT-2's LM head and MLP weights, 38 -> 43
-// GB/s), which is what a decode step's weights cost.
+// bandwidth on Zen 5 (1 thread, GPT-2's LM head and MLP weights, 33-38 ->
+// 38-43 GB/s), which is what a decode step's weights cost. AVX-512 only:
+// on AVX2 it streamed slower than the blocked GEMM, which keeps those rows.
 //
 // It reads sgemm's packed layout (sgemm.h: op(B) [K, N] in NR = 2 vector
 // column panels, K cut into equal blocks of at most 256 rows, each block's
@@ -25,8 +26,8 @@ namespace gemv {
 // Whether sgemm::PackB's layout on the active ISA is the one Run reads.
 bool LayoutMatches();
 
-// Whether Run can take `pb` as op(B) [K, N] now (packed for the active ISA,
-// of these dims, on a layout it reads).
+// Whether Run can take `pb` as op(B) [K, N] now (the AVX-512 path active,
+// `pb` packed for it, of these dims, on a layout Run reads).
 bool Usable(const sgemm::Packed* pb, int64_t K, int64_t N);
 
 // y[0, N) = alpha * sum_k x[k * incx] * op(B)[k, :] + beta * y (beta == 0
