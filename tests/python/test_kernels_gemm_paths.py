@@ -44,6 +44,18 @@ for M, K, N in [(1, 768, 2304), (3, 33, 257), (7, 100, 31), (2, 257, 100), (100,
     check(f"matmul_const_{M}x{K}x{N}", m, {"a": rand(2, M, K)})
     m = model([helper.make_node("MatMul", ["a", "b"], ["y"])], [("a", [M, K]), ("b", [K, N])], ["y"], {})
     check(f"matmul_fed_{M}x{K}x{N}", m, {"a": rand(M, K), "b": rand(K, N)})
+# One row against a constant B (a decode step: packed_gemv.h streams the
+# packed panels): several K blocks, N off whole panels and groups of four.
+for K, N in [(768, 2304), (3072, 771), (576, 37), (77, 16), (1000, 129)]:
+    m = model([helper.make_node("MatMul", ["a", "B"], ["y"])], [("a", [1, 1, K])], ["y"], {"B": rand(K, N)})
+    check(f"matmul_const_row_{K}x{N}", m, {"a": rand(1, 1, K)})
+for ta in (0, 1):
+    for tb in (0, 1):
+        K, N = 300, 133
+        B = rand(N, K) if tb else rand(K, N)
+        node = helper.make_node("Gemm", ["a", "B", "C"], ["y"], transA=ta, transB=tb, alpha=0.7, beta=-1.3)
+        m = model([node], [("a", [K, 1] if ta else [1, K])], ["y"], {"B": B, "C": rand(N)})
+        check(f"gemm_row_{ta}{tb}", m, {"a": rand(K, 1) if ta else rand(1, K)})
 # Batched B (attention-like) and broadcasting.
 m = model([helper.make_node("MatMul", ["a", "b"], ["y"])], [("a", [3, 17, 40]), ("b", [3, 40, 65])], ["y"], {})
 check("matmul_batched", m, {"a": rand(3, 17, 40), "b": rand(3, 40, 65)})

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "core/framework/thread_pool.h"
+#include "providers/cpu/math/packed_gemv.h"
 #include "providers/cpu/math/sgemm.h"
 #include "core/framework/blas_threads.h"
 
@@ -64,6 +65,12 @@ void BlasGemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alp
     return;
   }
   if constexpr (std::is_same<T, float>::value) {
+    // One row against a pre-packed B (a decode step's weights): streamed
+    // panel by panel (packed_gemv.h).
+    if (M == 1 && gemv::Usable(packed_b, K, N)) {
+      gemv::Run(A, trans_a ? lda : 1, *packed_b, K, N, alpha, beta, C, pool);
+      return;
+    }
     if (sgemm::Preferred(trans_b, M, N, K, sgemm::Usable(packed_a, true, M, K),
                          sgemm::Usable(packed_b, false, N, K))) {
       sgemm::Gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, pool, packed_a, packed_b);
