@@ -263,11 +263,9 @@ check_pool("avg5_s2_incl_wide", "AveragePool", [1, 2, 11, 101], kernel_shape=[5,
            count_include_pad=1)
 check_pool("avg4_s1_ceil", "AveragePool", [1, 3, 10, 50], kernel_shape=[4, 4], strides=[1, 1], pads=[0, 2, 1, 1],
            ceil_mode=1)
-# 2x2 stride 2 on rows of exactly twice the output (an output row at a time,
-# straight from the window rows, masked past the row's end): ResNet's 28 ->
-# 14 with ceil_mode, odd heights (a last window of one row), one output
-# column, whole vectors, more than one vector of outputs a row (70 -> 35),
-# max and average, batch.
+# 2x2 stride 2 on rows of exactly twice the output (read as one stream per
+# plane): ResNet's 28 -> 14 with ceil_mode, odd heights (a last window of one
+# row), one output column, whole vectors, max and average, batch.
 check_pool("avg2_s2_flat_28", "AveragePool", [2, 5, 28, 28], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
 check_pool("avg2_s2_flat_odd_h", "AveragePool", [1, 3, 27, 40], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
 check_pool("avg2_s2_flat_pad_h", "AveragePool", [1, 3, 9, 64], kernel_shape=[2, 2], strides=[2, 2], pads=[1, 0, 1, 0],
@@ -275,7 +273,8 @@ check_pool("avg2_s2_flat_pad_h", "AveragePool", [1, 3, 9, 64], kernel_shape=[2, 
 check_pool("avg2_s2_flat_w2", "AveragePool", [1, 4, 6, 2], kernel_shape=[2, 2], strides=[2, 2])
 check_pool("max2_s2_flat", "MaxPool", [3, 2, 14, 32], kernel_shape=[2, 2], strides=[2, 2])
 check_pool("max2_s2_flat_odd_h", "MaxPool", [1, 2, 15, 70], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
-# One plane, an odd count, many planes over the threads.
+# The planes run in pairs of buffers (a plane's taps after the next plane's
+# rows): one plane, an odd count, many planes over the threads.
 check_pool("avg2_s2_flat_one_plane", "AveragePool", [1, 1, 28, 28], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
 check_pool("avg2_s2_flat_many", "AveragePool", [1, 67, 28, 28], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
 check_pool("max2_s2_flat_odd_planes", "MaxPool", [1, 5, 12, 32], kernel_shape=[2, 2], strides=[2, 2])
