@@ -149,6 +149,14 @@ std::vector<Case> Cases() {
       const bool deep = (N + M) % 2 == 0;
       cases.push_back({M, N, deep ? 301 : 67, false, false, M % 2 ? 1.f : -0.75f, N % 3 ? 0.f : 0.5f, N % 2});
     }
+  // The same edges under several groups of row tiles (MC) and two or three
+  // K blocks: EdgeColumns runs per group and K block, beta on the first.
+  for (int64_t N : {32 + 4, 3 * 32 + 16 + 1, 5})
+    cases.push_back({400, N, N == 5 ? 700 : 301, false, false, 1.f, N == 5 ? 0.f : 0.5f, N % 2});
+  // Rows over every column past L2 (several column blocks) while B fits:
+  // each group of rows over every K block in turn, edge columns included.
+  cases.push_back({400, 292, 301, false, false, 1.f, 0.5f, 1});
+  cases.push_back({400, 288, 700, false, false, -1.f, 0.f, 0});
   // One row against a long transposed B (dot products, split over threads).
   cases.push_back({1, 2100, 519, false, true, 0.5f, 0.25f, 3});
   cases.push_back({1, 1031, 64, true, true, 1.f, 0.f, 0});
