@@ -447,8 +447,10 @@ typedef struct OnyxApi {
    * output's element type or shape differs from the tensor's. */
   OnyxStatus* (*IoBindingBindOutput)(OnyxIoBinding* binding, const char* name, const OnyxValue* value);
   /* Binds graph output `name` to memory the library allocates on the device
-   * `info` names (only "Cpu" in this build) at each run, for outputs whose
-   * shape is only known then. */
+   * `info` names ("Cpu", or "Cuda" with its device id in a session with the
+   * CUDA provider) at each run, for outputs whose shape is only known then.
+   * A device no provider of the session runs on is refused here with
+   * ONYX_INVALID_ARGUMENT naming the output. */
   OnyxStatus* (*IoBindingBindOutputToDevice)(OnyxIoBinding* binding, const char* name, const OnyxMemoryInfo* info);
   /* Bound outputs, in the order they were first bound. Names are borrowed and
    * live until the outputs are cleared or the binding released. */
