@@ -14,6 +14,10 @@ with --nodes); --model profiles another model file with the case's feeds
 (e.g. a variant of it); the table shows the medians (or minima) over the runs, the ratio Onyx/ORT,
 and the time outside kernels (the Python run call's wall time minus the sum of
 node times: executor overhead, allocations, binding).
+
+The onyxruntime profiled is the one under ONYX_PYTHONPATH (default
+build/python), whatever PYTHONPATH says; the script prints which, and refuses
+a --baseline-onyx that is the same folder (an A/B of a build with itself).
 """
 
 import argparse
@@ -129,6 +133,12 @@ def main():
     ap.add_argument("--baseline-onyx", default="", metavar="PYTHONPATH",
                     help="compare with the onyxruntime under PYTHONPATH (another build) instead of onnxruntime")
     args = ap.parse_args()
+    print("onyxruntime under test: %s (ONYX_PYTHONPATH; PYTHONPATH does not choose it)" % bench_suite.ONYX_PYTHONPATH)
+    if args.baseline_onyx:
+        if os.path.realpath(args.baseline_onyx) == os.path.realpath(bench_suite.ONYX_PYTHONPATH):
+            ap.error("--baseline-onyx %s is the build under test (ONYX_PYTHONPATH): set ONYX_PYTHONPATH to the "
+                     "other build" % args.baseline_onyx)
+        print("baseline onyxruntime: %s" % args.baseline_onyx)
     model = args.model or bench_suite.ensure_case_model(args.case, args.model_dir, False)
     info = bench_suite.model_info_of(args.case, False)
     feeds = bench_suite.make_feeds(args.case, args.batch, info)
