@@ -70,12 +70,18 @@ constexpr double kBandBytes = 512.0 * 1024;
 constexpr int64_t kMaxRangePositions = 1024;
 
 // Chunks of the C input channels: each one's packed weights (channels x
-// taps x block floats) in 16 KiB, so they stay in L1 under every tile of a
-// pass beside the input lines the tiles read (1 image, 1 thread, Zen 5, 512
-// channels at 14x14: 1140 us in 32 KiB chunks, 990 us in 16 KiB ones; 8 KiB
-// no better); as even as can be (128 channels: 6 and 7, not 18 x 7 + 2).
+// taps x block floats) in 32 KiB, as even as can be (128 channels of a 3x3:
+// 10 chunks of 12 and 13, not 9 x 14 + 2). Fewer passes over Y^T and a
+// longer channel loop per tap than 16 KiB ones, though a chunk no longer
+// leaves L1 room for much beside it. ResNet-50's 3x3 stride-2 convs
+// (128 channels at 56x56, 256 at 28x28, 512 at 14x14), Zen 5, interleaved
+// runs on a busy machine, best of 200: 1 image, 1 thread, 16 -> 32 KiB
+// chunks 995 -> 980 / 972 -> 940 / 962 -> 947 us (8 KiB: 1100 us at 128
+// channels; 48 and 64 KiB no better than 16); 8 images, 2 threads,
+// 8.33-8.36 -> 8.05-8.22 ms at 128 channels, 8.05-8.07 -> 8.02-8.05 ms at
+// 512. (An earlier kernel measured 16 KiB the better at 512 channels.)
 int64_t ChunksOf(int64_t C, int64_t taps, int64_t block) {
-  const int64_t most = std::max<int64_t>(1, 4096 / (taps * block));
+  const int64_t most = std::max<int64_t>(1, 8192 / (taps * block));
   return (C + most - 1) / most;
 }
 
