@@ -228,17 +228,25 @@ bool Run(const Geom& g, int64_t N, const float* x, const Packed& w, const float*
         const float** pt = ptrs.data();
         int32_t* id = ids.data();
         for (int64_t i = 0; i < ntiles; ++i) {
+          // Each position's image and its row of offs, divided out once per
+          // tile (not per tap: 2 divisions x taps x positions were 2-3% of
+          // a 3x3 conv at 1 image).
+          const int np = static_cast<int>(starts[i + 1] - starts[i]);
+          const float* img[kTile];
+          const int64_t* of[kTile];
+          for (int p = 0; p < np; ++p) {
+            const int64_t J = starts[i] + p;
+            img[p] = x + J / OS * g.C * plane;
+            of[p] = offs.data() + J % OS * taps;
+          }
           tile_taps[i] = 0;
           for (int64_t t = 0; t < taps; ++t) {
             bool live = false;
-            for (int64_t J = starts[i]; J < starts[i + 1]; ++J) live = live || offs[(J % OS) * taps + t] >= 0;
+            for (int p = 0; p < np; ++p) live = live || of[p][t] >= 0;
             if (!live) continue;
             ++tile_taps[i];
             *id++ = static_cast<int32_t>(t);
-            for (int64_t J = starts[i]; J < starts[i + 1]; ++J) {
-              const int64_t n = J / OS, o = offs[(J % OS) * taps + t];
-              *pt++ = o >= 0 ? x + n * g.C * plane + o : zero;
-            }
+            for (int p = 0; p < np; ++p) *pt++ = of[p][t] >= 0 ? img[p] + of[p][t] : zero;
           }
         }
         table = r;
