@@ -70,18 +70,20 @@ constexpr double kBandBytes = 512.0 * 1024;
 constexpr int64_t kMaxRangePositions = 1024;
 
 // Chunks of the C input channels: each one's packed weights (channels x
-// taps x block floats) in 32 KiB, as even as can be (128 channels of a 3x3:
-// 10 chunks of 12 and 13, not 9 x 14 + 2). Fewer passes over Y^T and a
-// longer channel loop per tap than 16 KiB ones, though a chunk no longer
-// leaves L1 room for much beside it. ResNet-50's 3x3 stride-2 convs
-// (128 channels at 56x56, 256 at 28x28, 512 at 14x14), Zen 5, interleaved
-// runs on a busy machine, best of 200: 1 image, 1 thread, 16 -> 32 KiB
-// chunks 995 -> 980 / 972 -> 940 / 962 -> 947 us (8 KiB: 1100 us at 128
-// channels; 48 and 64 KiB no better than 16); 8 images, 2 threads,
-// 8.33-8.36 -> 8.05-8.22 ms at 128 channels, 8.05-8.07 -> 8.02-8.05 ms at
-// 512. (An earlier kernel measured 16 KiB the better at 512 channels.)
-int64_t ChunksOf(int64_t C, int64_t taps, int64_t block) {
-  const int64_t most = std::max<int64_t>(1, 8192 / (taps * block));
+// taps x block floats) in 32 KiB where all the conv's weights (M x C x
+// taps) fit in 1 MiB, else in 16 KiB; as even as can be (128 channels of a
+// 3x3: 10 chunks of 12 and 13, not 9 x 14 + 2). Larger chunks make fewer
+// passes over Y^T and a longer channel loop per tap, but where the weights
+// stream from memory (in a model, a large conv's weights are not in any
+// cache) the next chunk's prefetch comes in bursts too large per tile.
+// ResNet-50's 3x3 stride-2 convs, Zen 5, busy machine, 1 image, 1 thread:
+// 128 channels at 56x56 (590 KB of weights), 16 -> 32 KiB chunks, alone
+// (best of 200, interleaved) 995 -> 980 us, in the model 972-976 ->
+// 948-953 us; 512 at 14x14 (9.4 MB) alone 962 -> 947 us but in the model
+// 971-982 -> 1163-1179 us (8 KiB chunks: 1100 us alone at 128 channels).
+int64_t ChunksOf(int64_t M, int64_t C, int64_t taps, int64_t block) {
+  const int64_t floats = M * C * taps <= (int64_t{1} << 18) ? 8192 : 4096;
+  const int64_t most = std::max<int64_t>(1, floats / (taps * block));
   return (C + most - 1) / most;
 }
 
@@ -97,7 +99,7 @@ Packed Pack(const float* w, int64_t M, int64_t C, int64_t taps) {
   const Kernel k = Active();
   if (k.block_fn == nullptr || M < 1 || C < 1 || taps < 1 || taps > kMaxTaps) return p;
   p.isa = sgemm::ActiveIsa();
-  p.M = M, p.C = C, p.taps = taps, p.block = k.block, p.chunks = ChunksOf(C, taps, k.block);
+  p.M = M, p.C = C, p.taps = taps, p.block = k.block, p.chunks = ChunksOf(M, C, taps, k.block);
   const int64_t blocks = (M + k.block - 1) / k.block;
   p.w.assign(blocks * C * taps * k.block, 0.f);
   // [block][chunk][tap][channel of the chunk][output channel of the block].
