@@ -464,10 +464,18 @@ class ConvKernel final : public OpKernel {
                       Tensor* y) const {
     const small_conv::Geom sg = SmallGeom(x, w, g);
     const int64_t N = x.dims()[0], taps = sg.C * sg.KH * sg.KW;
-    // Packed per run: M * taps floats (9408 for ResNet's 7x7 stem), microseconds.
-    std::vector<float> packed(small_conv::PackedSize(sg.M, taps));
-    small_conv::Pack(w.data<float>(), sg.M, taps, packed.data());
-    const float* wp = packed.data();
+    // A constant W was packed at construction (for the ISA then active);
+    // else packed here: M * taps floats (9408 for ResNet's 7x7 stem), a
+    // scalar transpose of about 8 us on one thread before the rows start
+    // (1.5% of the stem at 2 threads).
+    std::vector<float> packed;
+    const float* wp = small_packed_.data();
+    if (small_packed_.empty() || small_isa_ != sgemm::ActiveIsa() ||
+        static_cast<int64_t>(small_packed_.size()) != small_conv::PackedSize(sg.M, taps)) {
+      packed.resize(small_conv::PackedSize(sg.M, taps));
+      small_conv::Pack(w.data<float>(), sg.M, taps, packed.data());
+      wp = packed.data();
+    }
     const bool clamp = act_.kind == Activation::Kind::kClamp;
     const bool act_pass = act_.kind != Activation::Kind::kNone && !clamp;
     const float* xv = x.data<float>();
@@ -500,8 +508,14 @@ class ConvKernel final : public OpKernel {
     const int64_t M = wd[0], Cg = wd[1], Kc = w->size() / std::max<int64_t>(M, 1);
     if (M == 0 || Kc == 0 || M % attrs_.group != 0 || !FitsBlasInt(M) || !FitsBlasInt(Kc)) return;
     if (wd.size() == 4 && Cg == 1 && attrs_.group > 1) return;
-    // The direct conv of few channels packs W per run (a residual Z takes the GEMM).
-    if (SmallConvShape(wd) && small_conv::PackedSize(M, Kc) > 0) return;
+    // The direct conv of few channels: W packed for it once here, and kept
+    // (a residual Z takes the GEMM over W).
+    if (SmallConvShape(wd) && small_conv::PackedSize(M, Kc) > 0) {
+      small_packed_.resize(small_conv::PackedSize(M, Kc));
+      small_conv::Pack(w->data<float>(), M, Kc, small_packed_.data());
+      small_isa_ = sgemm::ActiveIsa();
+      return;
+    }
     const int64_t Mg = M / attrs_.group;
     transposed_ = TransposedWins(info, wd, Mg);
     for (int64_t grp = 0; grp < attrs_.group; ++grp) {
@@ -991,6 +1005,10 @@ class ConvKernel final : public OpKernel {
   winograd::Filters wino_;
   // A stride-2 conv's weights for strided_conv.h's direct kernel, or empty.
   strided_conv::Packed strided_;
+  // W packed for the direct conv of few channels (small_conv::Pack) with
+  // the ISA active then; empty where W is not constant.
+  std::vector<float> small_packed_;
+  sgemm::Isa small_isa_ = sgemm::Isa::kBaseline;
   Activation act_;
 };
 

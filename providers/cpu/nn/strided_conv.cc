@@ -70,12 +70,20 @@ constexpr double kBandBytes = 512.0 * 1024;
 constexpr int64_t kMaxRangePositions = 1024;
 
 // Chunks of the C input channels: each one's packed weights (channels x
-// taps x block floats) in 16 KiB, so they stay in L1 under every tile of a
-// pass beside the input lines the tiles read (1 image, 1 thread, Zen 5, 512
-// channels at 14x14: 1140 us in 32 KiB chunks, 990 us in 16 KiB ones; 8 KiB
-// no better); as even as can be (128 channels: 6 and 7, not 18 x 7 + 2).
-int64_t ChunksOf(int64_t C, int64_t taps, int64_t block) {
-  const int64_t most = std::max<int64_t>(1, 4096 / (taps * block));
+// taps x block floats) in 32 KiB where all the conv's weights (M x C x
+// taps) fit in 1 MiB, else in 16 KiB; as even as can be (128 channels of a
+// 3x3: 10 chunks of 12 and 13, not 9 x 14 + 2). Larger chunks make fewer
+// passes over Y^T and a longer channel loop per tap, but where the weights
+// stream from memory (in a model, a large conv's weights are not in any
+// cache) the next chunk's prefetch comes in bursts too large per tile.
+// ResNet-50's 3x3 stride-2 convs, Zen 5, busy machine, 1 image, 1 thread:
+// 128 channels at 56x56 (590 KB of weights), 16 -> 32 KiB chunks, alone
+// (best of 200, interleaved) 995 -> 980 us, in the model 972-976 ->
+// 948-953 us; 512 at 14x14 (9.4 MB) alone 962 -> 947 us but in the model
+// 971-982 -> 1163-1179 us (8 KiB chunks: 1100 us alone at 128 channels).
+int64_t ChunksOf(int64_t M, int64_t C, int64_t taps, int64_t block) {
+  const int64_t floats = M * C * taps <= (int64_t{1} << 18) ? 8192 : 4096;
+  const int64_t most = std::max<int64_t>(1, floats / (taps * block));
   return (C + most - 1) / most;
 }
 
@@ -91,7 +99,7 @@ Packed Pack(const float* w, int64_t M, int64_t C, int64_t taps) {
   const Kernel k = Active();
   if (k.block_fn == nullptr || M < 1 || C < 1 || taps < 1 || taps > kMaxTaps) return p;
   p.isa = sgemm::ActiveIsa();
-  p.M = M, p.C = C, p.taps = taps, p.block = k.block, p.chunks = ChunksOf(C, taps, k.block);
+  p.M = M, p.C = C, p.taps = taps, p.block = k.block, p.chunks = ChunksOf(M, C, taps, k.block);
   const int64_t blocks = (M + k.block - 1) / k.block;
   p.w.assign(blocks * C * taps * k.block, 0.f);
   // [block][chunk][tap][channel of the chunk][output channel of the block].
@@ -222,17 +230,25 @@ bool Run(const Geom& g, int64_t N, const float* x, const Packed& w, const float*
         const float** pt = ptrs.data();
         int32_t* id = ids.data();
         for (int64_t i = 0; i < ntiles; ++i) {
+          // Each position's image and its row of offs, divided out once per
+          // tile (not per tap: 2 divisions x taps x positions were 2-3% of
+          // a 3x3 conv at 1 image).
+          const int np = static_cast<int>(starts[i + 1] - starts[i]);
+          const float* img[kTile];
+          const int64_t* of[kTile];
+          for (int p = 0; p < np; ++p) {
+            const int64_t J = starts[i] + p;
+            img[p] = x + J / OS * g.C * plane;
+            of[p] = offs.data() + J % OS * taps;
+          }
           tile_taps[i] = 0;
           for (int64_t t = 0; t < taps; ++t) {
             bool live = false;
-            for (int64_t J = starts[i]; J < starts[i + 1]; ++J) live = live || offs[(J % OS) * taps + t] >= 0;
+            for (int p = 0; p < np; ++p) live = live || of[p][t] >= 0;
             if (!live) continue;
             ++tile_taps[i];
             *id++ = static_cast<int32_t>(t);
-            for (int64_t J = starts[i]; J < starts[i + 1]; ++J) {
-              const int64_t n = J / OS, o = offs[(J % OS) * taps + t];
-              *pt++ = o >= 0 ? x + n * g.C * plane + o : zero;
-            }
+            for (int p = 0; p < np; ++p) *pt++ = of[p][t] >= 0 ? img[p] + of[p][t] : zero;
           }
         }
         table = r;
