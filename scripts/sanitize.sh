@@ -102,7 +102,7 @@ run_fuzz() {
 
 # What tests/unit/concurrency_test.cc runs (MatMul on our SGEMM or OpenBLAS,
 # Relu, Tanh, Softmax, Add, Loop, Identity; gemm.cc names the CPU path): the TSan tree builds the engine with these kernels only.
-TSAN_KERNELS="cpu_provider.cc;common/*.cc;controlflow/*.cc;math/blas.cc;math/gemm.cc;math/sgemm.cc;math/elementwise_binary.cc;math/elementwise_unary.cc;math/matmul.cc;math/gelu_contrib.cc;math/softmax.cc;tensor/reshape.cc"
+TSAN_KERNELS="cpu_provider.cc;common/*.cc;controlflow/*.cc;math/blas.cc;math/gemm.cc;math/sgemm.cc;math/packed_gemv.cc;math/elementwise_binary.cc;math/elementwise_unary.cc;math/matmul.cc;math/gelu_contrib.cc;math/softmax.cc;tensor/reshape.cc"
 
 run_tsan() {
   configure "$ROOT/build-tsan" thread OFF "$TSAN_KERNELS" || return 1
