@@ -10,28 +10,13 @@ kernels that take the most of it. A diagnostic for a GPU machine, not a test.
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
-import time
-
-import numpy as np
 
 import onyxruntime as rt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_cuda import feeds_for, generated_model, load_torch_eager, mlp_model, torch_runner  # noqa: E402
-
-
-def wall_ms(fn, repeat=10, warmup=3):
-    for _ in range(warmup):
-        fn()
-    t = []
-    for _ in range(repeat):
-        s = time.perf_counter()
-        fn()
-        t.append((time.perf_counter() - s) * 1e3)
-    return statistics.median(t)
+from bench_cuda import feeds_for, generated_model, load_torch_eager, mlp_model, timed, torch_runner  # noqa: E402
 
 
 def gpu_profile(torch, fn, runs):
@@ -100,11 +85,11 @@ def main():
             torch.cuda.synchronize()
         print("%s b%d (options %s)" % (name, args.batch, opts or "default"), flush=True)
         print("  onyx wall: numpy in/out %.3f ms, GPU in/out %.3f ms" % (
-            wall_ms(lambda: sess.run(None, feeds)), wall_ms(bound)), flush=True)
+            timed(lambda: sess.run(None, feeds), 10), timed(bound, 10)), flush=True)
         report("onyx numpy in/out", gpu_profile(torch, lambda: sess.run(None, feeds), args.runs), args.top)
         report("onyx GPU in/out", gpu_profile(torch, bound, args.runs), 4)
         _, run_torch = torch_runner(torch, te, model)
-        print("  torch-eager wall: numpy in/out %.3f ms" % wall_ms(lambda: run_torch(feeds)), flush=True)
+        print("  torch-eager wall: numpy in/out %.3f ms" % timed(lambda: run_torch(feeds), 10), flush=True)
         report("torch-eager", gpu_profile(torch, lambda: run_torch(feeds), args.runs), args.top)
         del sess, binding, dev_in, dev_out
         torch.cuda.empty_cache()

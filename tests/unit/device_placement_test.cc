@@ -167,17 +167,21 @@ std::string Model() {
   return m.SerializeAsString();
 }
 
-std::unique_ptr<Session> Load(std::vector<std::string> providers) {
+// A session over model `bytes` with `providers` in that order, unoptimized
+// (`threads`: intra-op threads, 0 = the default); null after a failed check.
+std::unique_ptr<Session> SessionOver(const std::string& bytes, const std::vector<std::string>& providers,
+                                     int threads = 0) {
   SessionOptions o;
   o.graph_optimization_level = 0;
-  o.intra_op_threads = 1;
-  for (auto& p : providers) o.providers.push_back({p, {}});
-  std::string bytes = Model();
+  if (threads > 0) o.intra_op_threads = threads;
+  for (const auto& p : providers) o.providers.push_back({p, {}});
   std::unique_ptr<Session> s;
   Status st = Session::CreateFromBytes(o, bytes.data(), bytes.size(), &s);
   EXPECT_TRUE(st.ok()) << st.message();
   return s;
 }
+
+std::unique_ptr<Session> Load(std::vector<std::string> providers) { return SessionOver(Model(), providers, 1); }
 
 std::vector<Value> RunX(const Session& s, const std::vector<float>& x) {
   Tensor t(ElemType::kFloat, {2, 3});
@@ -376,14 +380,7 @@ std::unique_ptr<Session> LoadDynamic(std::vector<std::string> providers) {
   AddNode(g, "Add", {"X", "W"}, {"A"});
   AddNode(g, "Relu", {"A"}, {"Y"});
   AddNode(g, "Softmax", {"X"}, {"S"});
-  SessionOptions o;
-  o.graph_optimization_level = 0;
-  for (auto& p : providers) o.providers.push_back({p, {}});
-  std::string bytes = m.SerializeAsString();
-  std::unique_ptr<Session> s;
-  Status st = Session::CreateFromBytes(o, bytes.data(), bytes.size(), &s);
-  EXPECT_TRUE(st.ok()) << st.message();
-  return s;
+  return SessionOver(m.SerializeAsString(), providers);
 }
 
 TEST(DevicePlacement, OutputBoundToTheDeviceTakesTheShapeOfEachRun) {
@@ -469,13 +466,8 @@ TEST(DevicePlacement, DeclinedKernelsAndHostShapeArithmeticRunOnTheCpu) {
   to->set_i(11);
   AddNode(g, "Shape", {"X"}, {"shape"});
   AddNode(g, "Add", {"shape", "one"}, {"S"});
-  SessionOptions o;
-  o.graph_optimization_level = 0;
-  o.providers.push_back({kFakeName, {}});
-  std::string bytes = m.SerializeAsString();
-  std::unique_ptr<Session> sess;
-  Status st = Session::CreateFromBytes(o, bytes.data(), bytes.size(), &sess);
-  ASSERT_TRUE(st.ok()) << st.message();
+  auto sess = SessionOver(m.SerializeAsString(), {kFakeName});
+  ASSERT_TRUE(sess);
   std::map<std::string, std::string> where;
   for (const auto& a : sess->NodeAssignments()) where[a.second->op_type] = *a.first;
   EXPECT_EQ(where["Relu"], kFakeName);
