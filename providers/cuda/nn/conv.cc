@@ -70,6 +70,12 @@ class ConvKernel final : public CudaKernel {
     ONYX_RETURN_IF_ERROR(conv::ResolveConv({"Conv", "input X", "weight W"}, x->dims(), w->dims(), attrs_, &g));
     Dims ydims = {n, m};
     ydims.insert(ydims.end(), g.out.begin(), g.out.end());
+    if (z)
+      ONYX_CHECK_ARG(z->dims() == ydims && z->type() == x->type(), "FusedConv input Z ", ShapeToString(z->dims()),
+                     " must match the output ", ShapeToString(ydims));
+    if (b)
+      ONYX_CHECK_ARG(b->size() == m && b->type() == x->type(), "Conv bias B ", ShapeToString(b->dims()), " must have ",
+                     m, " values");
     Tensor* y = ctx.Output(0, ydims, x->type());
     if (y->size() == 0) return Status::OK();
     std::vector<int> pads(g.pb.begin(), g.pb.end()), strides(g.s.begin(), g.s.end()), dil(g.d.begin(), g.d.end());
@@ -98,12 +104,6 @@ class ConvKernel final : public CudaKernel {
     const bool dbl = x->type() == ElemType::kDouble;
     const void* alpha = dbl ? static_cast<const void*>(&one_d) : &one;
     const void* beta_zero = dbl ? static_cast<const void*>(&zero_d) : &zero;
-    if (z)
-      ONYX_CHECK_ARG(z->dims() == ydims && z->type() == x->type(), "FusedConv input Z ", ShapeToString(z->dims()),
-                     " must match the output ", ShapeToString(ydims));
-    if (b)
-      ONYX_CHECK_ARG(b->size() == m && b->type() == x->type(), "Conv bias B ", ShapeToString(b->dims()), " must have ",
-                     m, " values");
     ONYX_RETURN_IF_ERROR(CudnnStatus(
         dnn->cudnnConvolutionForward(env_.cudnn, alpha, xd.get(), x->raw(), wd.get(), w->raw(), cd.get(), choice.algo,
                                      ws ? ws->raw() : nullptr, choice.workspace, beta_zero, yd.get(), y->raw()),
