@@ -8,7 +8,8 @@
 // the rows instead of two). When A (or B) is itself Add(P, bias) with a
 // constant 1-D bias of the hidden size that nothing else reads, the bias
 // moves into the fused node too (its `bias` input): the Linear layer's bias
-// Add disappears.
+// Add disappears. P then becomes the fused node's input 0, since the kernel
+// computes (input + bias) + skip, the two Adds' roundings.
 //
 // When s has other readers (pre-LayerNorm blocks keep the residual stream),
 // the fused node writes it as its input_skip_bias_sum output (output 3),
@@ -16,6 +17,8 @@
 // Only float tensors of rank 2 or 3 (the kernels'), normalized over the last
 // axis with constant 1-D gamma and beta of the hidden size, and a
 // LayerNormalization whose mean/inv_std_var outputs nobody reads.
+#include <utility>
+
 #include "core/optimizer/transformer_util.h"
 
 namespace onyx {
@@ -70,7 +73,12 @@ bool TryFuse(Graph& graph, const GraphIndex& idx, size_t i) {
         nodes.push_back(p);
       }
     }
-    if (!bias.empty()) break;
+    if (!bias.empty()) {
+      // The kernel sums (input + bias) + skip: the biased side goes first,
+      // so the fused node rounds as the two Adds did.
+      if (side == &b) std::swap(a, b);
+      break;
+    }
   }
 
   Node fused;

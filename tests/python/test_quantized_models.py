@@ -304,3 +304,27 @@ def test_integer_kernels_match_onnxruntime_bit_for_bit(onyx, model_files, tmp_pa
             allowed.add("QLinearAdd")
         integer = {op: v for op, v in found.items() if op in _INTEGER_OPS - allowed}
         assert not integer, (label, integer)
+
+
+# Not "qdq": there qdq_fusion turns DequantizeLinear -> float Conv/MatMul ->
+# QuantizeLinear into an integer kernel whose exact int32 sums the float graph
+# rounded (as onnxruntime's fusion does); test_quantized_model_matches_onnxruntime
+# bounds those models against onnxruntime.
+@pytest.mark.parametrize("variant", ["dynamic", "qop"])
+@pytest.mark.parametrize("name", ["resnet50", "bert"])
+def test_optimizer_keeps_quantized_outputs_bit_for_bit(onyx, model_files, name, variant):
+    """Level 'all' gives level 'disabled's bits on a quantized model: every
+    fusion (LayerNorm, SkipLayerNorm, Gelu, attention, MatMulIntegerToFloat)
+    rounds as the nodes it replaces. An ulp of difference in a float value
+    would become a quantization step at the next DynamicQuantizeLinear, and
+    such steps grow through the layers (the int8 BERT of tests/bench differed
+    by 2.6e-2 before)."""
+    path = _quantized(model_files, name, variant)
+    feeds = _feeds(name, model_files.bert_config(), 1)
+    plain = onyx.InferenceSession(path, _level(onyx, "ORT_DISABLE_ALL"), providers=["CPUExecutionProvider"])
+    fused = onyx.InferenceSession(path, _level(onyx, "ORT_ENABLE_ALL"), providers=["CPUExecutionProvider"])
+    for o, a, b in zip(plain.get_outputs(), plain.run(None, feeds), fused.run(None, feeds)):
+        assert a.shape == b.shape and a.dtype == b.dtype, o.name
+        diff = float(np.abs(a.astype(np.float64) - b).max()) if a.size else 0.0
+        assert np.array_equal(a, b), "%s_%s output %s: level all differs from level disabled by up to %g" % (
+            name, variant, o.name, diff)

@@ -162,6 +162,66 @@ TEST(FastMath, ArrayFormsMatchScalarOnEveryIsa) {
   fastmath::SetIsaForTesting(best);
 }
 
+// The helpers a fused kernel uses round each step as the unfused graph's
+// kernels do, on every ISA and at every tail length: LayerNormalization gives
+// the bits of ReduceMean (SumArray), Sub, Pow 2 (x * x), ReduceMean, Add,
+// Sqrt, Div, Mul, Add; Gelu those of Div by float(sqrt(2)), Erf (ErfArray),
+// Add 1, Mul x, Mul 0.5. Without this an optimized int8 model drifts from
+// its unoptimized self by quantization steps.
+TEST(FastMath, FusedHelpersRoundStepByStepOnEveryIsa) {
+  const fastmath::Isa best = fastmath::BestIsa();
+  for (int i = 0; i <= static_cast<int>(best); ++i) {
+    fastmath::SetIsaForTesting(static_cast<fastmath::Isa>(i));
+    SCOPED_TRACE(fastmath::IsaName(static_cast<fastmath::Isa>(i)));
+    for (int64_t len : {1, 5, 16, 33, 64, 100, 768}) {
+      SCOPED_TRACE(len);
+      std::vector<float> x(static_cast<size_t>(len)), g(x.size()), b(x.size()), d(x.size()), sq(x.size());
+      for (int64_t k = 0; k < len; ++k) {
+        x[k] = static_cast<float>(std::sin(0.77 * k + len) * 3.1 + 0.3);
+        g[k] = static_cast<float>(0.9 + 0.013 * std::cos(0.5 * k));
+        b[k] = static_cast<float>(0.01 * k - 0.2);
+      }
+      const float mean = fastmath::SumArray(x.data(), len) / static_cast<float>(len);
+      for (int64_t k = 0; k < len; ++k) {
+        d[k] = x[k] - mean;
+        sq[k] = d[k] * d[k];
+      }
+      const float var_sum = fastmath::SumArray(sq.data(), len);
+      ASSERT_EQ(fastmath::SumSquaredDevArray(x.data(), len, mean), var_sum);
+      const float sd = std::sqrt(var_sum / static_cast<float>(len) + 1e-5f);
+      std::vector<float> y(x.size()), want(x.size());
+      // volatile: each product stored before the add, as separate kernels do.
+      for (int64_t k = 0; k < len; ++k) {
+        volatile float q = d[k] / sd;
+        volatile float m = q * g[k];
+        want[k] = m + b[k];
+      }
+      fastmath::NormalizeDivArray(x.data(), mean, sd, g.data(), b.data(), y.data(), len);
+      for (int64_t k = 0; k < len; ++k) ASSERT_EQ(y[k], want[k]) << k;
+      const float inv = 1.f / sd;
+      for (int64_t k = 0; k < len; ++k) {
+        volatile float q = d[k] * inv;
+        volatile float m = q * g[k];
+        want[k] = m + b[k];
+      }
+      fastmath::NormalizeArray(x.data(), mean, inv, g.data(), b.data(), y.data(), len);
+      for (int64_t k = 0; k < len; ++k) ASSERT_EQ(y[k], want[k]) << k;
+
+      std::vector<float> t(x.size());
+      for (int64_t k = 0; k < len; ++k) t[k] = x[k] / 1.41421356237309504880f;
+      fastmath::ErfArray(t.data(), t.data(), len);
+      for (int64_t k = 0; k < len; ++k) {
+        volatile float e1 = t[k] + 1.f;
+        volatile float m = x[k] * e1;
+        want[k] = m * 0.5f;
+      }
+      fastmath::GeluArray(x.data(), y.data(), len);
+      for (int64_t k = 0; k < len; ++k) ASSERT_EQ(y[k], want[k]) << k;
+    }
+  }
+  fastmath::SetIsaForTesting(best);
+}
+
 // Every length from 1 to 3 vectors of the widest ISA, so each path's masked
 // tail (and its horizontal max and sum) meets every remainder: results match
 // double formulas, and nothing past the end is read into a result or written.

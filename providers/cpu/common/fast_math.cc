@@ -40,9 +40,27 @@ template <typename F, typename I>
 struct ErfOp {
   static inline __attribute__((always_inline)) F Apply(F v) { return detail::ErfT<F, I>(v); }
 };
+// `v` as rounded on its own: GCC (gnu++17, -ffp-contract=fast) would fuse a
+// product into a following add as one FMA, one rounding instead of two. The
+// fused kernels below that stand for a chain of graph operators round each
+// step as the separate kernels do, so that an optimized graph gives the same
+// bits as the unoptimized one (an int8 model's DynamicQuantizeLinear turns
+// one ulp into a quantization step).
+template <typename F>
+inline __attribute__((always_inline)) F Rounded(F v) {
+  __asm__("" : "+v"(v));
+  return v;
+}
+
+// Erf's argument is X / float(sqrt(2)), divided as torch.onnx writes the
+// exact GELU (Div, Erf, Add 1, Mul X, Mul 0.5): the same bits as those
+// kernels, Erf's being ErfArray. 0.5 * X * g rounds like (X * g) * 0.5.
 template <typename F, typename I>
 struct GeluOp {
-  static inline __attribute__((always_inline)) F Apply(F v) { return 0.5f * v * (1.f + detail::ErfT<F, I>(v * 0.70710678118654752440f)); }
+  static inline __attribute__((always_inline)) F Apply(F v) {
+    const F e = Rounded(detail::ErfT<F, I>(v / 1.41421356237309504880f));
+    return 0.5f * v * (1.f + e);
+  }
 };
 
 // FastGelu as z * sigmoid(2u) = z / (1 + exp(-2u)), u = sqrt(2/pi) * (z +
@@ -199,7 +217,7 @@ inline __attribute__((always_inline)) F SumTerm(F v, float mean) {
     return v;
   } else {
     const F d = v - mean;
-    return d * d;
+    return Rounded(d * d);  // as Pow(d, 2) then ReduceMean: no FMA into the sum
   }
 }
 
@@ -234,8 +252,17 @@ inline __attribute__((always_inline)) float SumBody(const float* x, int64_t n, f
   return LanesOf<F>::Sum((a0 + a1) + (a2 + a3));
 }
 
-template <typename F>
-inline __attribute__((always_inline)) void NormalizeBody(const float* x, float mean, float inv, const float* scale,
+// y = (x - mean) op s * scale (+ bias), op dividing (kDivide: s is the
+// standard deviation, as LayerNorm's Div) or multiplying (s its reciprocal),
+// every step rounded as the separate Sub, Div or Mul, Mul and Add kernels do.
+template <bool kDivide, typename F>
+inline __attribute__((always_inline)) F NormalizeTerm(F v, float mean, float s, F g) {
+  const F d = v - mean;
+  return Rounded((kDivide ? d / s : d * s) * g);
+}
+
+template <bool kDivide, typename F>
+inline __attribute__((always_inline)) void NormalizeBody(const float* x, float mean, float s, const float* scale,
                                                          const float* bias, float* y, int64_t n) {
   constexpr int64_t W = sizeof(F) / sizeof(float);
   int64_t i = 0;
@@ -243,7 +270,7 @@ inline __attribute__((always_inline)) void NormalizeBody(const float* x, float m
     F v, g;
     std::memcpy(&v, x + i, sizeof(F));
     std::memcpy(&g, scale + i, sizeof(F));
-    v = (v - mean) * inv * g;
+    v = NormalizeTerm<kDivide>(v, mean, s, g);
     if (bias != nullptr) {
       F b;
       std::memcpy(&b, bias + i, sizeof(F));
@@ -253,7 +280,8 @@ inline __attribute__((always_inline)) void NormalizeBody(const float* x, float m
   }
   if (i < n) {
     const int64_t r = n - i;
-    F v = (Tail<F>(x + i, r, 0.f) - mean) * inv * Tail<F>(scale + i, r, 0.f);
+    // Lanes past the end compute on fill values and are not stored.
+    F v = NormalizeTerm<kDivide>(Tail<F>(x + i, r, mean), mean, s, Tail<F>(scale + i, r, 0.f));
     if (bias != nullptr) v += Tail<F>(bias + i, r, 0.f);
     LanesOf<F>::StoreTail(y + i, v, r);
   }
@@ -395,6 +423,7 @@ struct Table {
   float (*sum)(const float*, int64_t, float);
   float (*sum_sq_dev)(const float*, int64_t, float);
   void (*normalize)(const float*, float, float, const float*, const float*, float*, int64_t);
+  void (*normalize_div)(const float*, float, float, const float*, const float*, float*, int64_t);
   void (*softmax)(const float*, float*, int64_t);
   void (*log_softmax)(const float*, float*, int64_t);
 };
@@ -418,14 +447,18 @@ struct Table {
   ATTR float SumSqDev##NAME(const float* x, int64_t n, float m) { return SumBody<2, F>(x, n, m); }          \
   ATTR void Normalize##NAME(const float* x, float m, float inv, const float* g, const float* b, float* y,    \
                             int64_t n) {                                                                    \
-    NormalizeBody<F>(x, m, inv, g, b, y, n);                                                                \
+    NormalizeBody<false, F>(x, m, inv, g, b, y, n);                                                         \
+  }                                                                                                         \
+  ATTR void NormalizeDiv##NAME(const float* x, float m, float sd, const float* g, const float* b, float* y,  \
+                               int64_t n) {                                                                 \
+    NormalizeBody<true, F>(x, m, sd, g, b, y, n);                                                           \
   }                                                                                                         \
   ATTR void Softmax##NAME(const float* x, float* y, int64_t n) { SoftmaxBody<F, I>(x, y, n); }              \
   ATTR void LogSoftmax##NAME(const float* x, float* y, int64_t n) { LogSoftmaxBody<F, I>(x, y, n); }        \
   const Table k##NAME##Table = {Exp##NAME,         Tanh##NAME,     Erf##NAME,       Gelu##NAME,             \
                                 ExpShiftSum##NAME, Max##NAME,      BiasGelu##NAME,  FastGelu##NAME,         \
-                                Sum##NAME,         SumSqDev##NAME, Normalize##NAME, Softmax##NAME,          \
-                                LogSoftmax##NAME};
+                                Sum##NAME,         SumSqDev##NAME, Normalize##NAME, NormalizeDiv##NAME,     \
+                                Softmax##NAME,     LogSoftmax##NAME};
 
 // Baseline x86-64 has SSE2: 4 lanes. AVX2 gets 8, AVX-512 16.
 ONYX_DEFINE_ISA(Base, , F4, I4)
@@ -535,6 +568,10 @@ void LogSoftmaxArray(const float* x, float* y, int64_t n) { T().log_softmax(x, y
 void NormalizeArray(const float* x, float mean, float inv, const float* scale, const float* bias, float* y,
                     int64_t n) {
   T().normalize(x, mean, inv, scale, bias, y, n);
+}
+void NormalizeDivArray(const float* x, float mean, float std_dev, const float* scale, const float* bias, float* y,
+                       int64_t n) {
+  T().normalize_div(x, mean, std_dev, scale, bias, y, n);
 }
 
 }  // namespace fastmath

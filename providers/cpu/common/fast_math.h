@@ -172,7 +172,9 @@ inline float Erf(float x) { return detail::ErfT<float, int32_t>(x); }
 void ExpArray(const float* x, float* y, int64_t n);
 void TanhArray(const float* x, float* y, int64_t n);
 void ErfArray(const float* x, float* y, int64_t n);
-// y = 0.5 * x * (1 + erf(x / sqrt(2))).
+// y = 0.5 * x * (1 + erf(x / sqrt(2))): x divided by float(sqrt(2)), the
+// erf as ErfArray's, each step rounded on its own (the bits of the Div, Erf,
+// Add, Mul, Mul chain torch.onnx exports).
 void GeluArray(const float* x, float* y, int64_t n);
 // z = x + b (b may be null: z = x), then y = 0.5 * z * (1 + erf(z / sqrt(2)))
 // (BiasGelu), or y = 0.5 * z * (1 + tanh(sqrt(2/pi) * (z + 0.044715 z^3)))
@@ -181,13 +183,20 @@ void GeluArray(const float* x, float* y, int64_t n);
 void BiasGeluArray(const float* x, const float* b, float* y, int64_t n);
 void FastGeluArray(const float* x, const float* b, float* y, int64_t n);
 // Sum of x[i], and sum of (x[i] - mean)^2, in several SIMD partial sums (not
-// a serial loop's order of additions); 0 for n = 0.
+// a serial loop's order of additions); 0 for n = 0. SumSquaredDevArray rounds
+// each (x[i] - mean)^2 before adding it, in SumArray's order: the bits of
+// SumArray over the array of squares (Sub, Pow 2, then ReduceMean's sum).
 float SumArray(const float* x, int64_t n);
 float SumSquaredDevArray(const float* x, int64_t n, float mean);
-// y[i] = (x[i] - mean) * inv * scale[i] (+ bias[i] where bias is not null):
-// a normalization's last step (y may equal x).
+// A normalization's last step (y may equal x), every step rounded on its own
+// as the separate kernels of the graph it stands for (no FMA):
+//   NormalizeArray:    y[i] = ((x[i] - mean) * inv) * scale[i] (+ bias[i])
+//   NormalizeDivArray: y[i] = ((x[i] - mean) / std_dev) * scale[i] (+ bias[i])
+// bias may be null.
 void NormalizeArray(const float* x, float mean, float inv, const float* scale, const float* bias, float* y,
                     int64_t n);
+void NormalizeDivArray(const float* x, float mean, float std_dev, const float* scale, const float* bias, float* y,
+                       int64_t n);
 // y[i] = exp(x[i] - shift), but 0 where x[i] - shift < -87 (so a softmax built
 // on it never makes denormals); returns the sum of the y[i]. shift is the
 // max of x (x[i] - shift <= 0: no overflow handling, one scaling by 2^n).

@@ -193,13 +193,15 @@ class MatMulKernel : public OpKernel {
                       T(0), yv + n * M * N, N, pool, nullptr, packed_b);
       };
       // Small GEMMs (attention heads) run whole on one thread each, spread
-      // over the pool; big ones are split across it one at a time, unless our
-      // SGEMM runs them and there are enough to share out whole (no split
-      // means no packing twice and no hand-off per GEMM).
+      // over the pool; big ones are split across it one at a time, unless
+      // there are enough to share out whole (no split means no packing twice
+      // and no hand-off per GEMM). Float GEMMs always go whole then, on our
+      // SGEMM or OpenBLAS alike: OpenBLAS's sums depend on its thread count,
+      // and MultiHeadAttention's per-head GEMMs run whole on one thread, so
+      // an attention graph gives the same bits fused or not.
       const double work = static_cast<double>(M) * N * K;
       const int threads = ctx.threads() != nullptr ? ctx.threads()->NumThreads() : 1;
-      const bool whole = std::is_same<T, float>::value && sgemm::Preferred(trans_b, M, N, K, false, false) &&
-                         p.batches >= 2 * threads;
+      const bool whole = std::is_same<T, float>::value && p.batches >= 2 * threads;
       if (work <= kBlasSingleThreadWork || whole) {
         const int64_t min_chunk = std::max<int64_t>(1, static_cast<int64_t>(32768.0 / std::max(work, 1.0)));
         ThreadPool::For(ctx.threads(), p.batches, min_chunk,

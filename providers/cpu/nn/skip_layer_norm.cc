@@ -68,8 +68,10 @@ class SkipLayerNormKernel final : public OpKernel {
           const T* xr = xv + r * hidden;
           const T* sr = sv + (r % skip_rows) * hidden;
           if (biv != nullptr) {
+            // (input + bias) + skip: the bias Add of a Linear layer, then the
+            // residual Add, as skip_layer_norm_fusion finds them.
             for (int64_t i = 0; i < hidden; ++i)
-              s[i] = static_cast<C>(xr[i]) + static_cast<C>(sr[i]) + static_cast<C>(biv[i]);
+              s[i] = (static_cast<C>(xr[i]) + static_cast<C>(biv[i])) + static_cast<C>(sr[i]);
           } else {
             for (int64_t i = 0; i < hidden; ++i) s[i] = static_cast<C>(xr[i]) + static_cast<C>(sr[i]);
           }
@@ -80,10 +82,15 @@ class SkipLayerNormKernel final : public OpKernel {
           static_assert(std::is_same<C, float>::value, "the 16-bit floats compute in float");
           const C mean = simplified_ ? C(0) : fastmath::SumArray(s.data(), hidden) / static_cast<C>(hidden);
           const C sq = fastmath::SumSquaredDevArray(s.data(), hidden, mean);
-          const C inv = C(1) / std::sqrt(sq / static_cast<C>(hidden) + static_cast<C>(epsilon_));
+          const C sd = std::sqrt(sq / static_cast<C>(hidden) + static_cast<C>(epsilon_));
+          const C inv = C(1) / sd;
           if (yv != nullptr) {
             if constexpr (std::is_same<T, float>::value) {
-              fastmath::NormalizeArray(s.data(), mean, inv, gv, bev, yv + r * hidden, hidden);
+              // Rounded as LayerNormalization's kernel rounds (see layer_norm.cc).
+              if (simplified_)
+                fastmath::NormalizeArray(s.data(), mean, inv, gv, bev, yv + r * hidden, hidden);
+              else
+                fastmath::NormalizeDivArray(s.data(), mean, sd, gv, bev, yv + r * hidden, hidden);
             } else {
               T* yr = yv + r * hidden;
               for (int64_t i = 0; i < hidden; ++i) {

@@ -8,6 +8,7 @@
 
 #include "providers/cpu/common/broadcast.h"
 #include "providers/cpu/common/dispatch.h"
+#include "providers/cpu/common/fast_math.h"
 #include "providers/cpu/common/float_to_int.h"
 #include "providers/kernel.h"
 
@@ -80,7 +81,21 @@ void ReduceCore(ROp op, const T* x, int64_t k, int64_t r, int64_t k2, C* out, co
   };
   switch (op) {
     case ROp::kSum:
-    case ROp::kMean: run(id, add); break;
+    case ROp::kMean:
+      if constexpr (std::is_same<T, float>::value && std::is_same<C, float>::value) {
+        if (k2 == 1) {
+          // Rows of contiguous floats: fast_math's SIMD sum, whose order of
+          // additions LayerNormalization's kernel shares (a fused LayerNorm
+          // gives the bits of the ReduceMean graph it replaced).
+          const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, r));
+          ThreadPool::For(pool, k, grain, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) out[i] = fastmath::SumArray(x + i * r, r);
+          });
+          break;
+        }
+      }
+      run(id, add);
+      break;
     case ROp::kSumSquare:
     case ROp::kL2: run([](C v, C) { return static_cast<C>(v * v); }, add); break;
     case ROp::kL1: run([](C v, C) { return v < C(0) ? static_cast<C>(-v) : v; }, add); break;
