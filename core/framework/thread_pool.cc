@@ -19,6 +19,9 @@ namespace onyx {
 
 namespace {
 thread_local int t_blas_budget = 1;
+// 1, 2, ... on a pool's worker threads (their place in workers_ plus one),
+// 0 on every other thread: which share of a ParallelFor a thread takes first.
+thread_local int t_worker_slot = 0;
 
 // How long ParallelFor's caller polls for its helpers' chunks before it
 // sleeps (at most; never longer than the pool's spin_duration_us).
@@ -60,7 +63,7 @@ int DefaultThreadCount() {
 ThreadPool::ThreadPool(int num_threads, const ThreadPoolOptions& options) : options_(options) {
   int n = num_threads <= 0 ? DefaultThreadCount() : num_threads;
   for (int i = 1; i < n; ++i) {
-    workers_.emplace_back([this] { WorkerLoop(); });
+    workers_.emplace_back([this, i] { WorkerLoop(i); });
     pthread_setname_np(workers_.back().native_handle(), options_.name.substr(0, 15).c_str());
     const size_t w = static_cast<size_t>(i - 1);
     if (w < options_.affinities.size() && !options_.affinities[w].empty()) {
@@ -103,7 +106,8 @@ bool ThreadPool::SpinForWork() {
   }
 }
 
-void ThreadPool::WorkerLoop() {
+void ThreadPool::WorkerLoop(int slot) {
+  t_worker_slot = slot;
   ScopedDenormalAsZero daz(options_.denormal_as_zero);
   const bool may_spin = options_.allow_spinning && options_.spin_duration_us > 0;
   for (;;) {
@@ -163,30 +167,47 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk, const std::function<v
   int64_t chunk = (n + max_chunks - 1) / max_chunks;
   int64_t num_chunks = (n + chunk - 1) / chunk;
 
-  // Chunks are claimed from a shared counter, by workers and by the caller.
+  int helpers = static_cast<int>(std::min<int64_t>(static_cast<int64_t>(workers_.size()), num_chunks - 1));
+  const int parts = helpers + 1;
+
+  // The chunks form one contiguous share per participant (the caller's
+  // first), each claimed from its own counter: a thread takes its own share
+  // in order, then what is left of the others'. Worker i always starts on
+  // share i, so consecutive loops over the same data (a conv's images, the
+  // next conv's images) give each core the part it wrote before, still in
+  // its L2, where one shared counter dealt the chunks out alternately.
   struct Shared {
-    std::atomic<int64_t> next{0};
+    explicit Shared(int parts) : next(new std::atomic<int64_t>[parts]), end(new int64_t[parts]) {}
+    std::unique_ptr<std::atomic<int64_t>[]> next;
+    std::unique_ptr<int64_t[]> end;
     std::atomic<int64_t> done{0};
     std::mutex mu;
     std::condition_variable cv;
   };
-  auto shared = std::make_shared<Shared>();
-  auto run_chunks = [shared, n, chunk, num_chunks, &fn]() {
+  auto shared = std::make_shared<Shared>(parts);
+  for (int r = 0; r < parts; ++r) {
+    shared->next[r].store(r * num_chunks / parts, std::memory_order_relaxed);
+    shared->end[r] = (r + 1) * num_chunks / parts;
+  }
+  auto run_chunks = [shared, n, chunk, num_chunks, parts, &fn](int first) {
     ScopedBlasThreadBudget one(1);
-    for (;;) {
-      int64_t c = shared->next.fetch_add(1);
-      if (c >= num_chunks) return;
-      int64_t b = c * chunk;
-      fn(b, std::min(n, b + chunk));
-      if (shared->done.fetch_add(1) + 1 == num_chunks) {
-        std::lock_guard<std::mutex> lock(shared->mu);
-        shared->cv.notify_all();
+    for (int k = 0; k < parts; ++k) {
+      const int r = (first + k) % parts;
+      for (;;) {
+        const int64_t c = shared->next[r].fetch_add(1);
+        if (c >= shared->end[r]) break;
+        const int64_t b = c * chunk;
+        fn(b, std::min(n, b + chunk));
+        if (shared->done.fetch_add(1) + 1 == num_chunks) {
+          std::lock_guard<std::mutex> lock(shared->mu);
+          shared->cv.notify_all();
+        }
       }
     }
   };
-  int helpers = static_cast<int>(std::min<int64_t>(static_cast<int64_t>(workers_.size()), num_chunks - 1));
-  if (helpers > 0) Push(run_chunks, helpers);
-  run_chunks();
+  if (helpers > 0)
+    Push([run_chunks, helpers] { run_chunks(t_worker_slot > 0 ? (t_worker_slot - 1) % helpers + 1 : 0); }, helpers);
+  run_chunks(0);
   // The helpers' last chunks usually end within microseconds of the
   // caller's: poll for them a while (as spinning workers poll for work)
   // before sleeping on the condition variable, whose futex wake-up costs

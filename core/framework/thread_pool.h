@@ -74,7 +74,7 @@ class ThreadPool {
   }
 
  private:
-  void WorkerLoop();
+  void WorkerLoop(int slot);
   // Polls the queue for up to spin_duration_us; true when work arrived.
   bool SpinForWork();
   void Push(std::function<void()> task, int copies);

@@ -3,6 +3,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "core/framework/allocator.h"
 #include "core/framework/data_type.h"
@@ -49,6 +53,38 @@ TEST(ThreadPool, CoversRangeOnce) {
     for (int64_t i = b; i < e; ++i) hits[i]++;
   });
   for (int h : hits) EXPECT_EQ(h, 1);
+}
+
+// Each thread starts on its own contiguous share of the chunks (the caller
+// on the first), so the same core gets the same part of the data loop after
+// loop; what a thread finds left of the others' shares it still takes.
+TEST(ThreadPool, ThreadsStartOnTheirOwnShares) {
+  ThreadPool pool(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  for (int round = 0; round < 200; ++round) {
+    std::mutex mu;
+    std::vector<std::pair<std::thread::id, int64_t>> order;  // (thread, chunk start) as run
+    std::vector<int> hits(64, 0);
+    pool.ParallelFor(64, 8, [&](int64_t b, int64_t e) {  // 8 chunks: shares [0, 32) and [32, 64)
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        order.emplace_back(std::this_thread::get_id(), b);
+      }
+      for (int64_t i = b; i < e; ++i) hits[i]++;
+    });
+    for (int h : hits) ASSERT_EQ(h, 1);
+    const auto first_of = [&](bool want_caller) -> int64_t {
+      for (const auto& o : order)
+        if ((o.first == caller) == want_caller) return o.second;
+      return -1;
+    };
+    // The caller claims from share 0 first and the worker from share 1; each
+    // turns to the other's share only when its own is empty, so a thread
+    // that ran anything began in its own share.
+    const int64_t c = first_of(true), w = first_of(false);
+    if (c >= 0) EXPECT_LT(c, 32) << "the caller began in the worker's share";
+    if (w >= 0) EXPECT_GE(w, 32) << "the worker began in the caller's share";
+  }
 }
 
 TEST(CpuAllocator, AlignsAndReusesLargeBlocks) {
