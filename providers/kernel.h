@@ -50,6 +50,13 @@ class KernelInfo {
   void AllowOutputView(int output, int input) const { views_.emplace_back(output, input); }
   // (output, input) pairs said by AllowOutputView.
   const std::vector<std::pair<int, int>>& OutputViews() const { return views_; }
+  // Said by a kernel that can write output `output` over input `input`'s
+  // bytes (same type and shape), reading each input element before it writes
+  // that element (FusedConv's sum Z): the plan allows it, once, where no one
+  // reads the input after this node (KernelContext::OutputInPlace).
+  void AllowOutputInPlace(int output, int input) const { in_place_.emplace_back(output, input); }
+  // (output, input) pairs said by AllowOutputInPlace.
+  const std::vector<std::pair<int, int>>& OutputsInPlace() const { return in_place_; }
 
   int64_t AttrInt(const std::string& k, int64_t d) const { return node_.AttrInt(k, d); }
   float AttrFloat(const std::string& k, float d) const { return node_.AttrFloat(k, d); }
@@ -76,6 +83,7 @@ class KernelInfo {
   std::map<std::string, const SubgraphRunner*> subgraphs_;
   mutable std::vector<int> released_;
   mutable std::vector<std::pair<int, int>> views_;
+  mutable std::vector<std::pair<int, int>> in_place_;
 };
 
 // What a kernel sees on each run. Not shared between concurrent runs.
@@ -97,6 +105,21 @@ class KernelContext {
     (void)out;
     (void)in;
     (void)dims;
+    return nullptr;
+  }
+  // Output `out` written over input `in`'s bytes (`in` has `dims` and the
+  // output's type), or null when this node's plan did not allow it
+  // (KernelInfo::AllowOutputInPlace: `in` is an intermediate nothing reads
+  // after this node, not viewed, not a graph input, output or constant), the
+  // input's tensor is shared (a sequence holds it), its shape or type differ,
+  // or the output is omitted or bound by the caller: the kernel then calls
+  // Output(). The kernel must read each input element before writing the
+  // output element at the same place.
+  virtual Tensor* OutputInPlace(int out, int in, const Dims& dims, ElemType type) {
+    (void)out;
+    (void)in;
+    (void)dims;
+    (void)type;
     return nullptr;
   }
   virtual ThreadPool* threads() const = 0;

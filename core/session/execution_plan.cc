@@ -262,6 +262,13 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
       step.views.resize(node.outputs.size(), -1);
       step.views[v.first] = v.second;
     }
+    for (const auto& v : info->OutputsInPlace()) {
+      if (v.first < 0 || v.first >= static_cast<int>(node.outputs.size()) || v.second < 0 ||
+          v.second >= static_cast<int>(node.inputs.size()))
+        continue;
+      step.in_place.resize(node.outputs.size(), -1);
+      step.in_place[v.first] = v.second;
+    }
     if (!placement) {
       for (const auto& in : node.inputs) step.inputs.push_back(in.empty() ? -1 : slot(in));
       for (const auto& o : node.outputs) step.outputs.push_back(o.empty() ? -1 : slot(o));
@@ -318,6 +325,13 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
   for (const auto& in : graph.inputs) keep.insert(plan->SlotOf(in.name));
   for (const auto& c : plan->constants_) keep.insert(c.first);
   if (placement) keep.insert(placement->device_kept().begin(), placement->device_kept().end());
+  // A parallel plan's last reader by step order need not be the last in
+  // time: its steps keep their inputs.
+  const bool parallel = options.parallel && plan->device_providers_.empty();
+  if (parallel)
+    for (Step& st : plan->steps_) st.in_place.clear();
+  else
+    plan->PlanInPlace(keep, &last_use);
   if (options.release_intermediates) {
     for (size_t s = 0; s < n; ++s)
       if (last_use[s] >= 0 && !keep.count(static_cast<int>(s)))
@@ -327,7 +341,6 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
   // providers the device arena already reuses its blocks. Device kernels run
   // on the thread whose device is current and in their stream's order, so a
   // plan with device providers stays sequential.
-  const bool parallel = options.parallel && plan->device_providers_.empty();
   if (parallel) plan->BuildDependencies(keep, options.release_intermediates);
   if (options.mem_pattern && !options.parallel && plan->device_providers_.empty()) plan->PrepareMemPattern(graph, keep);
   *out = std::move(plan);
@@ -376,6 +389,51 @@ void ExecutionPlan::PlanViews(const Graph& graph, std::vector<int>* last_use) {
   for (size_t s = 0; s < n; ++s) {
     const int root = view_root_[s];
     if (root != static_cast<int>(s)) (*last_use)[root] = std::max((*last_use)[root], (*last_use)[s]);
+  }
+}
+
+void ExecutionPlan::PlanInPlace(const std::unordered_set<int>& keep, std::vector<int>* last_use) {
+  const size_t n = slot_names_.size();
+  // Byte owners that a view (Reshape, ...) shares: a view may have gone where
+  // the plan does not follow it (into a sequence), so such bytes are never
+  // written over. Outputs written in place share their input's owner too,
+  // and may be written over in turn (a chain of residual sums).
+  std::vector<bool> viewed(n, false);
+  for (size_t s = 0; s < n; ++s)
+    if (view_root_[s] != static_cast<int>(s)) viewed[view_root_[s]] = true;
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    Step& st = steps_[i];
+    for (size_t k = 0; k < st.in_place.size(); ++k) {
+      const int j = st.in_place[k];
+      if (j < 0) continue;
+      const int in = j < static_cast<int>(st.inputs.size()) ? st.inputs[j] : -1;
+      const int out = st.outputs[k];
+      const int root = in >= 0 ? view_root_[in] : -1;
+      // Nothing that shares the bytes is read after this step, handed to the
+      // caller, fed or constant; this step reads them once, as `in`.
+      bool ok = in >= 0 && out >= 0 && in != out && view_root_[out] == out && !viewed[root] &&
+                is_node_output_[root] && (*last_use)[root] == static_cast<int>(i);
+      for (size_t s = 0; ok && s < n; ++s)
+        if (view_root_[s] == root) ok = !keep.count(static_cast<int>(s));
+      for (int r : st.inputs) ok = ok && (r == in || r < 0 || view_root_[r] != root);
+      ok = ok && std::count(st.inputs.begin(), st.inputs.end(), in) == 1;
+      for (const auto& implicit : st.node->implicit_inputs) {
+        const int r = SlotOf(implicit);
+        ok = ok && (r < 0 || view_root_[r] != root);
+      }
+      ok = ok && !keep.count(out);
+      if (!ok) {
+        st.in_place[k] = -1;
+        continue;
+      }
+      // The output (and any view of it) now shares the owner's bytes, which
+      // live until the last of them is read.
+      for (size_t s = 0; s < n; ++s)
+        if (view_root_[s] == out) view_root_[s] = root;
+      if (viewed[out]) viewed[root] = true;
+      (*last_use)[root] = std::max((*last_use)[root], (*last_use)[out]);
+    }
+    if (std::all_of(st.in_place.begin(), st.in_place.end(), [](int j) { return j < 0; })) st.in_place.clear();
   }
 }
 

@@ -139,6 +139,9 @@ class ExecutionPlan {
     // Per output: the input whose bytes it may view (KernelContext::
     // OutputView), or -1; empty when none may.
     std::vector<int> views;
+    // Per output: the input whose bytes it may be written over (KernelContext::
+    // OutputInPlace), or -1; empty when none may.
+    std::vector<int> in_place;
     // A copy step whose only job is moving a graph output to the host
     // (DevicePlacement::Finish): skipped for outputs wanted on the device.
     bool output_copy = false;
@@ -167,6 +170,12 @@ class ExecutionPlan {
   // AllowOutputView) are safe, fills Step::views and view_root_, and lets
   // each viewed buffer live as long as its last view is read (`last_use`).
   void PlanViews(const Graph& graph, std::vector<int>* last_use);
+  // Decides which of the in-place writes the kernels asked for (KernelInfo::
+  // AllowOutputInPlace) are safe in a sequential plan (`keep`: graph inputs,
+  // outputs, constants), fills Step::in_place, makes such an output a view of
+  // its input's bytes (view_root_) and lets those bytes live as long as the
+  // output is read (`last_use`).
+  void PlanInPlace(const std::unordered_set<int>& keep, std::vector<int>* last_use);
   // The dependency DAG of a parallel plan, from the steps' slots.
   void BuildDependencies(const std::unordered_set<int>& keep, bool release_intermediates);
   void RecordNode(Profiler* profiler, const Step& step, const std::vector<Value>& values,

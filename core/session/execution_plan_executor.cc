@@ -86,7 +86,7 @@ Status ExecutionPlan::RunStep(const Step& step, std::vector<Value>& values,
       return MakeError(ErrorCode::kRuntimeException, "while running ", step.node->Describe(), ": input '",
                        slot_names_[s], "' has no value");
   }
-  RunContext ctx(values, step.inputs, step.outputs, step.views, presets, step.allocator,
+  RunContext ctx(values, step.inputs, step.outputs, step.views, step.in_place, presets, step.allocator,
                  step.output_allocators.empty() ? nullptr : &step.output_allocators, pattern, threads, run_options,
                  *this, outer);
   auto start = profiler ? Profiler::Clock::now() : Profiler::Clock::time_point();

@@ -53,6 +53,28 @@ const Tensor* RunContext::OutputView(int out, int in, const Dims& dims) {
   return raw;
 }
 
+Tensor* RunContext::OutputInPlace(int out, int in, const Dims& dims, ElemType type) {
+  if (out < 0 || out >= static_cast<int>(in_place_.size()) || in_place_[out] != in || outputs_[out] < 0 ||
+      in < 0 || in >= static_cast<int>(inputs_.size()) || inputs_[in] < 0)
+    return nullptr;
+  const int slot = outputs_[out];
+  if (presets_ && ((*presets_)[slot] || (plan_.PresetAlias(slot) >= 0 && (*presets_)[plan_.PresetAlias(slot)])))
+    return nullptr;
+  const Value& v = values_[inputs_[in]];
+  // Only the run's value table may hold the input (not a sequence, an
+  // optional or the caller).
+  if (!v.IsTensor() || v.tensor_ptr().use_count() != 1) return nullptr;
+  const Tensor& x = v.tensor();
+  const Allocator* alloc = output_allocs_ ? (*output_allocs_)[out] : alloc_;
+  if (x.type() != type || x.dims() != dims || (x.raw() == nullptr && x.size() > 0) || alloc == nullptr ||
+      x.location().device != alloc->Info().device || x.location().device_id != alloc->Info().device_id)
+    return nullptr;
+  auto t = std::make_shared<Tensor>(x.View(dims));
+  Tensor* raw = t.get();
+  values_[slot] = Value(std::move(t));
+  return raw;
+}
+
 Status RunContext::SetOutputValue(int i, Value v) {
   ONYX_CHECK_ARG(i >= 0 && i < static_cast<int>(outputs_.size()), "output index ", i, " out of range");
   if (outputs_[i] < 0) return Status::OK();

@@ -15,13 +15,15 @@ namespace onyx {
 class RunContext final : public KernelContext {
  public:
   RunContext(std::vector<Value>& values, const std::vector<int>& inputs, const std::vector<int>& outputs,
-             const std::vector<int>& views, const std::vector<std::shared_ptr<Tensor>>* presets, Allocator* alloc,
+             const std::vector<int>& views, const std::vector<int>& in_place,
+             const std::vector<std::shared_ptr<Tensor>>* presets, Allocator* alloc,
              const std::vector<Allocator*>* output_allocs, MemPatternRun* pattern,
              ThreadPool* threads, const RunOptions* ro, const ExecutionPlan& plan, const KernelContext* outer)
       : values_(values),
         inputs_(inputs),
         outputs_(outputs),
         views_(views),
+        in_place_(in_place),
         presets_(presets),
         alloc_(alloc),
         output_allocs_(output_allocs),
@@ -49,6 +51,9 @@ class RunContext final : public KernelContext {
   // A view where the plan allowed one (Step::views), unless the caller bound
   // the output to a buffer of its own.
   const Tensor* OutputView(int out, int in, const Dims& dims) override;
+  // The input's bytes where the plan allowed it (Step::in_place), unless the
+  // caller bound the output or something else holds the input's tensor.
+  Tensor* OutputInPlace(int out, int in, const Dims& dims, ElemType type) override;
   Status SetOutputValue(int i, Value v) override;
   ThreadPool* threads() const override { return threads_; }
   bool terminate_requested() const override {
@@ -65,6 +70,7 @@ class RunContext final : public KernelContext {
   const std::vector<int>& inputs_;
   const std::vector<int>& outputs_;
   const std::vector<int>& views_;
+  const std::vector<int>& in_place_;
   const std::vector<std::shared_ptr<Tensor>>* presets_;
   Allocator* alloc_;
   const std::vector<Allocator*>* output_allocs_;  // null: every output from alloc_

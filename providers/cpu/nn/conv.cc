@@ -336,6 +336,8 @@ class ConvKernel final : public OpKernel {
     if (info.node().op_type == "FusedConv") {
       fused_ = true;
       ONYX_RETURN_IF_ERROR(ParseActivation(info, &act_));
+      // Y may take the residual sum Z's bytes (Convolve: SumInPlaceApplies).
+      if (info.node().inputs.size() > 3 && !info.node().inputs[3].empty()) info.AllowOutputInPlace(0, 3);
     }
     // Both read W as [M, C/group, k...].
     if (!nhwc_ && !PrepareWinograd(info) && !PrepareStrided(info)) PackConstantWeight(info);
@@ -393,11 +395,28 @@ class ConvKernel final : public OpKernel {
     if (z != nullptr)
       ONYX_CHECK_ARG(z->type() == x->type() && z->dims() == yd, "FusedConv: input Z ", ShapeToString(z->dims()),
                      " must have the type of X and the shape of the output ", ShapeToString(yd));
-    Tensor* y = output(yd);
+    // Where the plan lets Y take Z's bytes (nothing reads Z after this
+    // node: a ResNet block's identity), the GEMM adds its product onto Z in
+    // place (beta 1) instead of reading Z in its epilogue and writing a new
+    // buffer: one stream of the block's activations fewer, and no fresh
+    // output lines to fetch before writing them.
+    Tensor* y = nullptr;
+    if (z != nullptr && !nhwc_ && SumInPlaceApplies(*x, g)) {
+      y = ctx.OutputInPlace(0, 3, yd, x->type());
+      if (y != nullptr) return y->size() == 0 ? Status::OK() : RunFusedGemm(ctx, *x, *w, bias, nullptr, g, y, true);
+    }
+    y = output(yd);
     if (y == nullptr || y->size() == 0) return Status::OK();
     if (x->type() == ElemType::kFloat16) return ComputeThroughFloat<Float16>(ctx, *x, *w, bias, z, g, y);
     if (x->type() == ElemType::kBFloat16) return ComputeThroughFloat<BFloat16>(ctx, *x, *w, bias, z, g, y);
     return ComputeTyped(ctx, *x, *w, bias, z, g, y);
+  }
+
+  // Whether ComputeTyped would run this conv through RunFusedGemm's plain
+  // product, which can take Z as its output's starting value.
+  bool SumInPlaceApplies(const Tensor& x, const ConvGeom& g) const {
+    return x.type() == ElemType::kFloat && wino_.empty() && strided_.empty() && !transposed_ &&
+           FusedGemmApplies(x, g);
   }
 
   // 16-bit floats: widened to float, convolved with float accumulation,
@@ -768,8 +787,10 @@ class ConvKernel final : public OpKernel {
     });
   }
 
+  // `z_in_y`: Y already holds the sum Z (its bytes were Z's), so the GEMM
+  // accumulates onto it.
   Status RunFusedGemm(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* bias, const Tensor* z,
-                      const ConvGeom& g, Tensor* y) const {
+                      const ConvGeom& g, Tensor* y, bool z_in_y = false) const {
     const int64_t N = x.dims()[0], C = x.dims()[1], M = w.dims()[0];
     const int64_t Cg = C / attrs_.group, Mg = M / attrs_.group, Kc = Cg * g.kvol, OS = g.out_size;
     ONYX_CHECK_ARG(FitsBlasInt(Mg) && FitsBlasInt(Kc) && FitsBlasInt(OS), "Conv: input X ", ShapeToString(x.dims()),
@@ -795,7 +816,7 @@ class ConvKernel final : public OpKernel {
       const sgemm::Epilogue ep =
           GemmEpilogue(bv ? bv + grp * Mg : nullptr, zv ? zv + (n * M + grp * Mg) * OS : nullptr, OS);
       const bool use_ep = Needed(ep);
-      sgemm::Gemm(false, false, Mg, OS, Kc, 1.f, wv + grp * Mg * Kc, Kc, plain, OS, 0.f, yb, OS, pool,
+      sgemm::Gemm(false, false, Mg, OS, Kc, 1.f, wv + grp * Mg * Kc, Kc, plain, OS, z_in_y ? 1.f : 0.f, yb, OS, pool,
                   packed ? &packed_w_[grp] : nullptr, nullptr, plain ? nullptr : &src, use_ep ? &ep : nullptr);
       if (act_pass) {
         ThreadPool::For(pool, Mg, std::max<int64_t>(1, 16384 / std::max<int64_t>(OS, 1)),
