@@ -48,8 +48,15 @@ struct ErfOp {
 // one ulp into a quantization step).
 template <typename F>
 inline __attribute__((always_inline)) F Rounded(F v) {
+#if defined(__clang__)
+  // Clang contracts only inside one expression (-ffp-contract=on), and the
+  // callers end the expression here. (Its asm constraints would also refuse
+  // a 256-bit "v" operand in a template instantiated for an AVX2 wrapper.)
+  return v;
+#else
   __asm__("" : "+v"(v));
   return v;
+#endif
 }
 
 // Erf's argument is X / float(sqrt(2)), divided as torch.onnx writes the
