@@ -16,8 +16,11 @@
 
 namespace onyx {
 
+// The leading version counts changes the sizes cannot show: 3 added
+// ExecutionProvider::GetHostAllocator, 4 KernelContext::OutputInPlace (both
+// virtual: every later slot of the vtable moved).
 constexpr uint64_t kCudaProviderAbi =
-    (uint64_t{3} << 56) ^ (uint64_t{sizeof(Tensor)} << 40) ^ (uint64_t{sizeof(KernelDef)} << 28) ^
+    (uint64_t{4} << 56) ^ (uint64_t{sizeof(Tensor)} << 40) ^ (uint64_t{sizeof(KernelDef)} << 28) ^
     (uint64_t{sizeof(Node)} << 16) ^ (uint64_t{sizeof(MemoryInfo)} << 8) ^ uint64_t{sizeof(CudaProviderOptions)};
 
 struct CudaProviderApi {
