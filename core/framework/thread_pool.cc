@@ -168,7 +168,11 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk, const std::function<v
   int64_t num_chunks = (n + chunk - 1) / chunk;
 
   int helpers = static_cast<int>(std::min<int64_t>(static_cast<int64_t>(workers_.size()), num_chunks - 1));
-  const int parts = helpers + 1;
+  // One share per participant, up to kMaxShares (more participants start on
+  // a share in turn): the counters live inside Shared, no allocation of
+  // their own on a path that runs per kernel.
+  constexpr int kMaxShares = 16;
+  const int parts = std::min(helpers + 1, kMaxShares);
 
   // The chunks form one contiguous share per participant (the caller's
   // first), each claimed from its own counter: a thread takes its own share
@@ -177,14 +181,13 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk, const std::function<v
   // next conv's images) give each core the part it wrote before, still in
   // its L2, where one shared counter dealt the chunks out alternately.
   struct Shared {
-    explicit Shared(int parts) : next(new std::atomic<int64_t>[parts]), end(new int64_t[parts]) {}
-    std::unique_ptr<std::atomic<int64_t>[]> next;
-    std::unique_ptr<int64_t[]> end;
+    std::atomic<int64_t> next[kMaxShares];
+    int64_t end[kMaxShares];
     std::atomic<int64_t> done{0};
     std::mutex mu;
     std::condition_variable cv;
   };
-  auto shared = std::make_shared<Shared>(parts);
+  auto shared = std::make_shared<Shared>();
   for (int r = 0; r < parts; ++r) {
     shared->next[r].store(r * num_chunks / parts, std::memory_order_relaxed);
     shared->end[r] = (r + 1) * num_chunks / parts;
@@ -206,7 +209,7 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_chunk, const std::function<v
     }
   };
   if (helpers > 0)
-    Push([run_chunks, helpers] { run_chunks(t_worker_slot > 0 ? (t_worker_slot - 1) % helpers + 1 : 0); }, helpers);
+    Push([run_chunks, parts] { run_chunks(t_worker_slot > 0 ? (t_worker_slot - 1) % (parts - 1) + 1 : 0); }, helpers);
   run_chunks(0);
   // The helpers' last chunks usually end within microseconds of the
   // caller's: poll for them a while (as spinning workers poll for work)
