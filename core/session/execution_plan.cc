@@ -255,20 +255,19 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
       break;
     }
     for (int i : info->ReleasedConstantInputs()) release(node.inputs[i]);
-    for (const auto& v : info->OutputViews()) {
-      if (v.first < 0 || v.first >= static_cast<int>(node.outputs.size()) || v.second < 0 ||
-          v.second >= static_cast<int>(node.inputs.size()))
-        continue;
-      step.views.resize(node.outputs.size(), -1);
-      step.views[v.first] = v.second;
-    }
-    for (const auto& v : info->OutputsInPlace()) {
-      if (v.first < 0 || v.first >= static_cast<int>(node.outputs.size()) || v.second < 0 ||
-          v.second >= static_cast<int>(node.inputs.size()))
-        continue;
-      step.in_place.resize(node.outputs.size(), -1);
-      step.in_place[v.first] = v.second;
-    }
+    // The (output, input) pairs a kernel said (views, in-place writes), per
+    // output; the plan decides later which are safe.
+    auto per_output = [&](const std::vector<std::pair<int, int>>& pairs, std::vector<int>* dst) {
+      for (const auto& v : pairs) {
+        if (v.first < 0 || v.first >= static_cast<int>(node.outputs.size()) || v.second < 0 ||
+            v.second >= static_cast<int>(node.inputs.size()))
+          continue;
+        dst->resize(node.outputs.size(), -1);
+        (*dst)[v.first] = v.second;
+      }
+    };
+    per_output(info->OutputViews(), &step.views);
+    per_output(info->OutputsInPlace(), &step.in_place);
     if (!placement) {
       for (const auto& in : node.inputs) step.inputs.push_back(in.empty() ? -1 : slot(in));
       for (const auto& o : node.outputs) step.outputs.push_back(o.empty() ? -1 : slot(o));

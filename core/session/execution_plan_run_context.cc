@@ -40,11 +40,14 @@ Tensor* RunContext::Output(int i, const Dims& dims, ElemType type) {
   return raw;
 }
 
+bool RunContext::Bound(int slot) const {
+  return presets_ && ((*presets_)[slot] || (plan_.PresetAlias(slot) >= 0 && (*presets_)[plan_.PresetAlias(slot)]));
+}
+
 const Tensor* RunContext::OutputView(int out, int in, const Dims& dims) {
   if (out < 0 || out >= static_cast<int>(views_.size()) || views_[out] != in || outputs_[out] < 0) return nullptr;
   const int slot = outputs_[out];
-  if (presets_ && ((*presets_)[slot] || (plan_.PresetAlias(slot) >= 0 && (*presets_)[plan_.PresetAlias(slot)])))
-    return nullptr;
+  if (Bound(slot)) return nullptr;
   const Tensor* x = Input(in);
   if (x == nullptr || ShapeSize(dims) != x->size() || (x->raw() == nullptr && x->size() > 0)) return nullptr;
   auto view = std::make_shared<Tensor>(x->View(dims));
@@ -58,8 +61,7 @@ Tensor* RunContext::OutputInPlace(int out, int in, const Dims& dims, ElemType ty
       in < 0 || in >= static_cast<int>(inputs_.size()) || inputs_[in] < 0)
     return nullptr;
   const int slot = outputs_[out];
-  if (presets_ && ((*presets_)[slot] || (plan_.PresetAlias(slot) >= 0 && (*presets_)[plan_.PresetAlias(slot)])))
-    return nullptr;
+  if (Bound(slot)) return nullptr;
   const Value& v = values_[inputs_[in]];
   // Only the run's value table may hold the input (not a sequence, an
   // optional or the caller).

@@ -66,6 +66,10 @@ class RunContext final : public KernelContext {
   }
 
  private:
+  // Whether the caller bound output `slot` to a buffer of its own (directly
+  // or through its device twin): written there, never a view or in place.
+  bool Bound(int slot) const;
+
   std::vector<Value>& values_;
   const std::vector<int>& inputs_;
   const std::vector<int>& outputs_;

@@ -580,6 +580,14 @@ void NormalizeDivArray(const float* x, float mean, float std_dev, const float* s
                        int64_t n) {
   T().normalize_div(x, mean, std_dev, scale, bias, y, n);
 }
+RowNorm NormStats(const float* x, int64_t n, float epsilon, bool rms) {
+  const float mean = rms ? 0.f : SumArray(x, n) / static_cast<float>(n);
+  return {mean, std::sqrt(SumSquaredDevArray(x, n, mean) / static_cast<float>(n) + epsilon)};
+}
+void NormalizeRow(const float* x, RowNorm st, bool rms, const float* scale, const float* bias, float* y, int64_t n) {
+  if (rms) NormalizeArray(x, st.mean, 1.f / st.sd, scale, bias, y, n);
+  else NormalizeDivArray(x, st.mean, st.sd, scale, bias, y, n);
+}
 
 }  // namespace fastmath
 }  // namespace onyx

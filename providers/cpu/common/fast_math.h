@@ -197,6 +197,18 @@ void NormalizeArray(const float* x, float mean, float inv, const float* scale, c
                     int64_t n);
 void NormalizeDivArray(const float* x, float mean, float std_dev, const float* scale, const float* bias, float* y,
                        int64_t n);
+// One row of LayerNormalization (or, `rms`, SimplifiedLayerNormalization)
+// rounded step by step as the operators layer_norm_fusion takes in:
+// NormStats is ReduceMean (SumArray, as the Reduce kernel sums a row), Sub,
+// Pow 2, ReduceMean, Add epsilon, Sqrt (mean 0 for rms); NormalizeRow then
+// divides by sd (LayerNorm's exported Div) or multiplies by 1 / sd (RMSNorm's
+// Reciprocal and Mul, as LLaMA exports it), then Mul scale, Add bias. The
+// fused graph gives the unfused graph's bits.
+struct RowNorm {
+  float mean, sd;
+};
+RowNorm NormStats(const float* x, int64_t n, float epsilon, bool rms);
+void NormalizeRow(const float* x, RowNorm st, bool rms, const float* scale, const float* bias, float* y, int64_t n);
 // y[i] = exp(x[i] - shift), but 0 where x[i] - shift < -87 (so a softmax built
 // on it never makes denormals); returns the sum of the y[i]. shift is the
 // max of x (x[i] - shift <= 0: no overflow handling, one scaling by 2^n).

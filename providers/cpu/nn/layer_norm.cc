@@ -134,22 +134,12 @@ class LayerNormKernel final : public OpKernel {
           const T* src = xv + r * cols;
           T* dst = yv + r * cols;
           if constexpr (std::is_same<T, float>::value) {
-            // The same two passes and the normalization in SIMD (fast_math),
-            // rounded step by step as the operators layer_norm_fusion takes
-            // in: ReduceMean (SumArray, as the Reduce kernel sums a row), Sub,
-            // Pow 2, ReduceMean, Add epsilon, Sqrt, then Div (LayerNorm) or
-            // Reciprocal and Mul (RMSNorm as LLaMA exports it), Mul, Add. The
-            // fused graph gives the unfused graph's bits.
-            const float mean = simplified_ ? 0.f : fastmath::SumArray(src, cols) / static_cast<float>(cols);
-            const float sq = fastmath::SumSquaredDevArray(src, cols, mean);
-            const float sd = std::sqrt(sq / static_cast<float>(cols) + eps);
-            const float inv = 1.f / sd;
-            if (simplified_)
-              fastmath::NormalizeArray(src, mean, inv, sv, bv, dst, cols);
-            else
-              fastmath::NormalizeDivArray(src, mean, sd, sv, bv, dst, cols);
-            if (mv) mv[r] = mean;
-            if (iv) iv[r] = inv;
+            // The same two passes and the normalization in SIMD, with the
+            // unfused graph's roundings (fastmath::NormStats, NormalizeRow).
+            const fastmath::RowNorm st = fastmath::NormStats(src, cols, eps, simplified_);
+            fastmath::NormalizeRow(src, st, simplified_, sv, bv, dst, cols);
+            if (mv) mv[r] = st.mean;
+            if (iv) iv[r] = 1.f / st.sd;
             continue;
           }
           // Two passes (mean, then squared deviations) avoid the cancellation

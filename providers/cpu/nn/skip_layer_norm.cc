@@ -80,17 +80,12 @@ class SkipLayerNormKernel final : public OpKernel {
           // Two passes (mean, then squared deviations): no cancellation on rows
           // with a large mean; both SIMD sums (fast_math), C being float.
           static_assert(std::is_same<C, float>::value, "the 16-bit floats compute in float");
-          const C mean = simplified_ ? C(0) : fastmath::SumArray(s.data(), hidden) / static_cast<C>(hidden);
-          const C sq = fastmath::SumSquaredDevArray(s.data(), hidden, mean);
-          const C sd = std::sqrt(sq / static_cast<C>(hidden) + static_cast<C>(epsilon_));
-          const C inv = C(1) / sd;
+          // Rounded as LayerNormalization's kernel rounds (fastmath::NormStats).
+          const fastmath::RowNorm st = fastmath::NormStats(s.data(), hidden, epsilon_, simplified_);
+          const C mean = st.mean, inv = C(1) / st.sd;
           if (yv != nullptr) {
             if constexpr (std::is_same<T, float>::value) {
-              // Rounded as LayerNormalization's kernel rounds (see layer_norm.cc).
-              if (simplified_)
-                fastmath::NormalizeArray(s.data(), mean, inv, gv, bev, yv + r * hidden, hidden);
-              else
-                fastmath::NormalizeDivArray(s.data(), mean, sd, gv, bev, yv + r * hidden, hidden);
+              fastmath::NormalizeRow(s.data(), st, simplified_, gv, bev, yv + r * hidden, hidden);
             } else {
               T* yr = yv + r * hidden;
               for (int64_t i = 0; i < hidden; ++i) {
