@@ -66,6 +66,10 @@ class KernelInfo {
 
   // Graph inputs that are also initializers may be overridden at Run time.
   bool constants_may_be_overridden = false;
+  // Float 3x3 convs may take Winograd F(4x4, 3x3) where it wins
+  // (providers/cpu/nn/winograd_conv.h: a few 1e-6 of the output's range
+  // from the direct conv); session config "session.conv.winograd_f4".
+  bool allow_winograd_f4 = true;
 
   // The prepared subgraph of graph attribute `attr` (If, Loop, Scan), or null.
   // The session builds these before creating the kernel and keeps them alive

@@ -231,6 +231,7 @@ Status ExecutionPlan::Build(const Graph& graph, const std::vector<ExecutionProvi
       step.provider = &chosen->Name();
       info = std::make_unique<KernelInfo>(node, graph, input_types);
       info->constants_may_be_overridden = true;
+      info->allow_winograd_f4 = options.winograd_f4;
       // Subgraphs are planned once, here, with the same providers and options;
       // each run of the node then only fills slots.
       for (const auto& kv : node.attrs) {

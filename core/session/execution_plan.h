@@ -55,6 +55,8 @@ struct PlanOptions {
   // order they ran) is done. Needs mem_pattern off (patterns are laid out
   // from the sequential order). Subgraphs always run sequentially.
   bool parallel = false;
+  // KernelInfo::allow_winograd_f4 of every kernel ("session.conv.winograd_f4").
+  bool winograd_f4 = true;
 };
 
 // The planned layout of one run's intermediates (execution_plan_mem_pattern.h).

@@ -468,6 +468,7 @@ Status Session::Initialize(const SessionOptions& options, Profiler::Clock::time_
   if (!plan_options.parallel && options.inter_op_threads > 1)
     logger_->Logf(Severity::kWarning, "inter_op_num_threads=", options.inter_op_threads,
                   " is ignored with execution_mode ORT_SEQUENTIAL (as in onnxruntime: nodes run one at a time)");
+  ONYX_RETURN_IF_ERROR(ConfigBool(options.config, "session.conv.winograd_f4", true, &plan_options.winograd_f4));
   if (options.cpu_allocator) plan_options.cpu_allocator = options.cpu_allocator.get();
   else if (!options.enable_cpu_mem_arena) plan_options.cpu_allocator = GetUncachedCpuAllocator();
   cpu_arena_ = options.cpu_allocator ? options.cpu_allocator.get()

@@ -45,6 +45,7 @@ const std::vector<ConfigKey>& ConfigKeys() {
       {"session.memory_limit_bytes", S, H, "", "this engine's: the most bytes a session's runs may hold at once"},
       {"session.use_device_allocator_for_initializers", S, V, "1",
        "initializers always stay in the loaded model's own memory (never the arena), which is what '1' asks"},
+      {"session.conv.winograd_f4", S, H, "", "'1' (default): float 3x3 convs on 28x28 and larger images may take Winograd F(4x4, 3x3), a few 1e-6 of the output's range from the direct conv; '0' keeps F(2x2, 3x3), whose error is the direct conv's"},
       {"session.disable_prepacking", S, V, "0", "kernels that pre-pack their weights always do (at session creation)"},
       {"session.save_external_prepacked_constant_initializers", S, V, "0", "pre-packed weights are kept in memory only"},
       {"session.prepack.enable_parallel", S, V, "0", "weights are pre-packed one kernel after another"},

@@ -3,7 +3,8 @@
 
     PYTHONPATH=build/python .venv/bin/python tests/bench/op_profile.py --case gpt2-decode
         [--batch 1] [--threads 1] [--runs 20] [--model-dir build/models] [--model FILE] [--top 25] [--nodes]
-        [--stat median|min] [--baseline-onyx PYTHONPATH]
+        [--stat median|min] [--baseline-onyx PYTHONPATH] [--onyx-config KEY=VALUE ...]
+        [--baseline-config KEY=VALUE ...]
 
 Each runtime runs in its own process with enable_profiling=True on the same
 model and seeded feeds as bench_suite.py; the two processes take turns, a few
@@ -17,7 +18,10 @@ node times: executor overhead, allocations, binding).
 
 The onyxruntime profiled is the one under ONYX_PYTHONPATH (default
 build/python), whatever PYTHONPATH says; the script prints which, and refuses
-a --baseline-onyx that is the same folder (an A/B of a build with itself).
+a --baseline-onyx that is the same folder (an A/B of a build with itself)
+unless the two take different session config entries (--onyx-config,
+--baseline-config: an A/B of one build's switch, e.g.
+session.conv.winograd_f4=0).
 """
 
 import argparse
@@ -52,6 +56,8 @@ so.graph_optimization_level = rt.GraphOptimizationLevel.ORT_ENABLE_ALL
 so.log_severity_level = 3
 so.enable_profiling = True
 so.profile_file_prefix = spec["prefix"]
+for key, value in spec["config"].items():
+    so.add_session_config_entry(key, value)
 sess = rt.InferenceSession(spec["path"], so, providers=["CPUExecutionProvider"])
 for _ in range(3):
     sess.run(None, feeds)
@@ -71,9 +77,9 @@ print(json.dumps({"profile": path, "walls": walls}), flush=True)
 """
 
 
-def start_runtime(runtime, onyx_path, model, feeds_path, threads, runs, tmp):
+def start_runtime(runtime, onyx_path, model, feeds_path, threads, runs, tmp, config=None):
     spec = {"runtime": runtime, "onyx_path": onyx_path, "feeds": feeds_path,
-            "threads": threads, "path": model, "runs": runs,
+            "threads": threads, "path": model, "runs": runs, "config": config or {},
             "prefix": os.path.join(tmp, runtime.lower())}
     proc = subprocess.Popen([sys.executable, "-c", WORKER, json.dumps(spec)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)
@@ -132,12 +138,29 @@ def main():
                     help="per op and node over the runs (min: steadier on a busy machine)")
     ap.add_argument("--baseline-onyx", default="", metavar="PYTHONPATH",
                     help="compare with the onyxruntime under PYTHONPATH (another build) instead of onnxruntime")
+    ap.add_argument("--onyx-config", action="append", default=[], metavar="KEY=VALUE",
+                    help="a session config entry for the onyxruntime under test (repeatable)")
+    ap.add_argument("--baseline-config", action="append", default=[], metavar="KEY=VALUE",
+                    help="a session config entry for the --baseline-onyx one (repeatable)")
     args = ap.parse_args()
+
+    def entries(items):
+        out = {}
+        for item in items:
+            if "=" not in item:
+                ap.error("config entry %r is not KEY=VALUE" % item)
+            key, value = item.split("=", 1)
+            out[key] = value
+        return out
+    onyx_config, base_config = entries(args.onyx_config), entries(args.baseline_config)
+    if base_config and not args.baseline_onyx:
+        ap.error("--baseline-config needs --baseline-onyx (onnxruntime takes no onyxruntime config)")
     print("onyxruntime under test: %s (ONYX_PYTHONPATH; PYTHONPATH does not choose it)" % bench_suite.ONYX_PYTHONPATH)
     if args.baseline_onyx:
-        if os.path.realpath(args.baseline_onyx) == os.path.realpath(bench_suite.ONYX_PYTHONPATH):
+        if (os.path.realpath(args.baseline_onyx) == os.path.realpath(bench_suite.ONYX_PYTHONPATH)
+                and onyx_config == base_config):
             ap.error("--baseline-onyx %s is the build under test (ONYX_PYTHONPATH): set ONYX_PYTHONPATH to the "
-                     "other build" % args.baseline_onyx)
+                     "other build, or give the two different config entries" % args.baseline_onyx)
         print("baseline onyxruntime: %s" % args.baseline_onyx)
     model = args.model or bench_suite.ensure_case_model(args.case, args.model_dir, False)
     info = bench_suite.model_info_of(args.case, False)
@@ -145,8 +168,10 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         feeds_path = os.path.join(tmp, "feeds.npz")
         np.savez(feeds_path, **feeds)
-        procs = [start_runtime("base", args.baseline_onyx, model, feeds_path, args.threads, args.runs, tmp),
-                 start_runtime("onyx", bench_suite.ONYX_PYTHONPATH, model, feeds_path, args.threads, args.runs, tmp)]
+        procs = [start_runtime("base", args.baseline_onyx, model, feeds_path, args.threads, args.runs, tmp,
+                               base_config),
+                 start_runtime("onyx", bench_suite.ONYX_PYTHONPATH, model, feeds_path, args.threads, args.runs, tmp,
+                               onyx_config)]
         chunk = max(1, args.runs // 5)
         done = 0
         while done < args.runs:

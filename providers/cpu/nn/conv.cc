@@ -1,9 +1,10 @@
 // Conv (NCHW, any number of spatial dims). Paths:
 //  - float 3x3, stride 1, dilation 1, group 1, pads <= 2, constant W, on a
-//    shape where it wins (winograd::Wins: 32+ channels, 16+ 2x2 tiles per
-//    image): Winograd F(2x2, 3x3) (winograd_conv.h), W transformed and
-//    packed once at creation (PrepareWinograd), 16 GEMMs on the packed
-//    SGEMM, bias, Z and the clamp in its output transform;
+//    shape where it wins (winograd::TileFor: 32+ channels, 16+ 2x2 tiles per
+//    image): Winograd F(2x2, 3x3), or F(4x4, 3x3) on images of 28x28 and
+//    more (winograd_conv.h), W transformed and packed once at creation
+//    (PrepareWinograd), 16 (36) GEMMs on the packed SGEMM, bias, Z and the
+//    clamp in its output transform;
 //  - depthwise 2-D (one input channel per group): a direct kernel, because
 //    per-group GEMMs of one row are all overhead: the vector one of
 //    depthwise_conv.h (AVX-512 / AVX2; 3x3 stride 2 over each plane's
@@ -594,7 +595,7 @@ class ConvKernel final : public OpKernel {
   }
 
   // A constant float W of a 3x3 stride-1 conv (winograd_conv.h's kind) on a
-  // shape where Winograd wins (winograd::Wins; on the input size the graph
+  // shape where Winograd wins (winograd::TileFor; on the input size the graph
   // declares, or by channels alone where it declares none): its filters
   // transformed once, here, and W released. Every run then takes
   // RunWinograd (it handles any image size and batch); false otherwise.
@@ -616,8 +617,9 @@ class ConvKernel final : public OpKernel {
       oh = xt.dims[2].value + pad_h - 2;
       ow = xt.dims[3].value + pad_w - 2;
     }
-    if (!winograd::Wins(wd[1], wd[0], oh, ow)) return false;
-    wino_ = winograd::TransformFilters(w->data<float>(), wd[0], wd[1]);
+    const int tile = winograd::TileFor(wd[1], wd[0], oh, ow, info.allow_winograd_f4);
+    if (tile == 0) return false;
+    wino_ = winograd::TransformFilters(w->data<float>(), wd[0], wd[1], tile);
     info.ReleaseConstantInput(1);
     return true;
   }
