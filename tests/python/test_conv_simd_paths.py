@@ -3,7 +3,12 @@ avx2, baseline; each in a fresh interpreter, the path is read once): the
 SGEMM that packs its right operand straight from the input (1-D and 2-D,
 any stride, dilation, padding, groups), the depthwise kernels, and the
 bias / residual Z / activation the conv applies itself after the optimizer
-fused them, against onnx.reference.ReferenceEvaluator on the unfused graph."""
+fused them, against onnx.reference.ReferenceEvaluator on the unfused graph.
+The error is per element (|got - ref| / (|ref| + 1)), which F(4x4, 3x3)
+Winograd, a few 1e-6 of the output's range, does not meet on these
+unscaled weights (outputs of range ~100: 1.5e-4 near zero); the probe
+keeps F(2x2, 3x3) (session.conv.winograd_f4 = 0), and
+test_conv_winograd.py checks F(4x4, 3x3) on every path against the range."""
 
 
 import pytest
@@ -27,6 +32,7 @@ def check(name, xshape, M, k, attrs, bias=True, tail=None, residual=False):
         so = rt.SessionOptions()
         so.graph_optimization_level = rt.GraphOptimizationLevel.ORT_ENABLE_ALL if level == "all" else rt.GraphOptimizationLevel.ORT_DISABLE_ALL
         so.intra_op_num_threads = 2
+        so.add_session_config_entry("session.conv.winograd_f4", "0")
         got = rt.InferenceSession(m.SerializeToString(), so).run(None, feeds)[0]
         assert got.shape == ref.shape, (name, got.shape, ref.shape)
         results[f"{name}/{level}"] = float(np.max(np.abs(got - ref) / (np.abs(ref) + 1.0)))
