@@ -72,8 +72,8 @@ struct Kernels {
 
 #define ONYX_WINO_KERNELS(ns)                                                                               \
   Kernels {                                                                                                 \
-    ns::W, &ns::ScratchFloats, {&ns::InputTransform, &ns::InputTransform4}, {                               \
-      &ns::OutputTransform, &ns::OutputTransform4                                                           \
+    ns::W, &ns::ScratchFloats, {&ns::InputTransform<2>, &ns::InputTransform<4>}, {                          \
+      &ns::OutputTransform<2>, &ns::OutputTransform<4>                                                      \
     }                                                                                                       \
   }
 
@@ -110,7 +110,7 @@ size_t Filters::bytes() const {
 
 // F(4x4, 3x3)'s G on the points 0, 1, -1, 2, -1/2 and infinity: row j is
 // (1, a, a^2) / prod over the other finite points b of (a - b), the last
-// row (0, 0, 1); B^T and A^T are the kernels' BtRow and AtRow.
+// row (0, 0, 1); B^T and A^T are the kernels' Transforms<4>::Bt and At.
 constexpr double kG4[6][3] = {{1.0, 0.0, 0.0},
                               {-1.0 / 3, -1.0 / 3, -1.0 / 3},
                               {1.0 / 3, -1.0 / 3, 1.0 / 3},
